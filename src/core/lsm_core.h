@@ -1,0 +1,262 @@
+/*
+ * lsm_core.h — the only header of the C++ core that C code sees.
+ *
+ * Rules of this boundary (see doc/impl.md, "The C/C++ boundary"):
+ *  - every function here is extern "C" and noexcept: C++ exceptions are caught
+ *    inside and turned into an LsmStatus;
+ *  - the core never calls back into PostgreSQL: it works on memory the caller
+ *    hands it (page images, shared-memory arenas) and tells the caller what it
+ *    needs next (LSM_NEED_PAGE, LSM_NEED_CHUNK, LSM_PAGE_READY);
+ *  - keys are opaque byte strings compared with memcmp, shorter-is-smaller on a
+ *    common prefix.  Every key already ends with the heap TID, so keys are unique.
+ *
+ * Thread-safety: none of these objects is internally synchronised.  The shim
+ * holds the locks stated in each "REQUIRES:" line.
+ */
+#ifndef LSM_CORE_H
+#define LSM_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+#define LSM_NOEXCEPT noexcept
+extern "C" {
+#else
+#define LSM_NOEXCEPT
+#endif
+
+typedef enum LsmStatus
+{
+	LSM_OK = 0,
+	LSM_END = 1,			/* iterator or builder has nothing more */
+	LSM_NEED_PAGE = 2,		/* merge: a source needs its next batch */
+	LSM_PAGE_READY = 3,		/* run builder: finished pages are waiting */
+	LSM_NEED_CHUNK = 4,		/* memtable: give it another arena chunk */
+	LSM_NO_MEMORY = -1,		/* arena or process memory exhausted */
+	LSM_CORRUPT = -2,		/* a page image failed validation */
+	LSM_INVALID = -3,		/* bad argument or misuse of the API */
+	LSM_TOO_LARGE = -4,		/* key longer than LSM_MAX_KEY_SIZE */
+	LSM_INTERNAL = -5		/* unexpected C++ exception (a bug) */
+} LsmStatus;
+
+/* Longest key (encoded columns + TID) the core accepts.  On-disk limit: do not
+ * raise without checking that a header page still holds two root entries. */
+#define LSM_MAX_KEY_SIZE 1536
+
+/* Static English text for a status; never NULL. */
+const char *lsm_status_message(LsmStatus s) LSM_NOEXCEPT;
+
+/* ------------------------------------------------------------------------
+ * Batches: an owned, ordered list of keys (decoded data page, memtable range).
+ * ------------------------------------------------------------------------ */
+typedef struct LsmBatch LsmBatch;
+
+LsmStatus	lsm_batch_create(LsmBatch **out) LSM_NOEXCEPT;
+void		lsm_batch_destroy(LsmBatch *b) LSM_NOEXCEPT;	/* NULL ok */
+void		lsm_batch_clear(LsmBatch *b) LSM_NOEXCEPT;
+/* Append every entry of a data page's content area (ascending). */
+LsmStatus	lsm_batch_add_datapage(LsmBatch *b, const uint8_t *content, size_t len) LSM_NOEXCEPT;
+LsmStatus	lsm_batch_add_key(LsmBatch *b, const uint8_t *key, size_t len) LSM_NOEXCEPT;
+size_t		lsm_batch_count(const LsmBatch *b) LSM_NOEXCEPT;
+/* REQUIRES: i < count.  *key stays valid until the batch is cleared/destroyed. */
+void		lsm_batch_get(const LsmBatch *b, size_t i, const uint8_t **key, size_t *len) LSM_NOEXCEPT;
+
+/* ------------------------------------------------------------------------
+ * Page content formats.  A "content area" is the part of an 8 kB page between
+ * PostgreSQL's page header and the special space; the shim owns the rest.
+ * Content starts at offset 0 of the area; *len_out is the number of bytes
+ * used, so the shim sets pd_lower = area start + used.
+ * ------------------------------------------------------------------------ */
+
+/* Check a data page's content; LSM_OK or LSM_CORRUPT. */
+LsmStatus	lsm_datapage_check(const uint8_t *content, size_t len) LSM_NOEXCEPT;
+/* Encode the entries b[i] with keep[i] != 0 (keep may be NULL: all) into a data
+ * page content area of cap bytes.  LSM_TOO_LARGE if they do not fit. */
+LsmStatus	lsm_datapage_build(const LsmBatch *b, const uint8_t *keep,
+							   uint8_t *content, size_t cap, size_t *len_out) LSM_NOEXCEPT;
+
+/* Parsed run header (relative page 0 of a run).  Pointers point into the
+ * content area that was parsed. */
+typedef struct LsmRunHeader
+{
+	uint64_t	nentries;		/* entries written when the run was built */
+	uint32_t	ndata_pages;	/* data pages are relative pages 1..ndata_pages */
+	uint32_t	npages;			/* pages in the run's extent, header included */
+	uint32_t	height;			/* 0: header's root entries point at data pages */
+	const uint8_t *min_key;
+	size_t		min_key_len;
+	const uint8_t *max_key;
+	size_t		max_key_len;
+} LsmRunHeader;
+
+LsmStatus	lsm_runheader_parse(const uint8_t *content, size_t len, LsmRunHeader *out) LSM_NOEXCEPT;
+
+typedef enum LsmFindMode
+{
+	LSM_FIND_FIRST = 0,			/* the first child (target ignored) */
+	LSM_FIND_LAST = 1,			/* the last child (target ignored) */
+	LSM_FIND_LE = 2,			/* child of the last separator <= target */
+	LSM_FIND_LT = 3				/* child of the last separator <  target */
+} LsmFindMode;
+
+/*
+ * Descend one level: given the content of a run header (is_header != 0) or of
+ * a fence page, return the relative page number of the child to visit, and
+ * whether that child is a data page.  Separators are the first key of each
+ * child; if no separator qualifies for LE/LT, the first child is returned.
+ */
+LsmStatus	lsm_fence_find(const uint8_t *content, size_t len, int is_header,
+						   LsmFindMode mode, const uint8_t *target, size_t tlen,
+						   uint32_t *child, int *child_is_data) LSM_NOEXCEPT;
+
+/* ------------------------------------------------------------------------
+ * Run builder: streams sorted keys into the pages of one run.
+ *
+ * Pages are emitted with relative page numbers: data pages 1, 2, 3, ... in
+ * order as they fill, then fence pages (ndata+1 ...), and the header (page 0)
+ * last.  A shim that reserves block B for page 0 and appends each emitted page
+ * at B + rel_page gets one contiguous extent.
+ * ------------------------------------------------------------------------ */
+typedef struct LsmRunBuilder LsmRunBuilder;
+
+typedef enum LsmPageKind
+{
+	LSM_PAGE_HEADER = 1,
+	LSM_PAGE_DATA = 2,
+	LSM_PAGE_FENCE = 3
+} LsmPageKind;
+
+typedef struct LsmPageOut
+{
+	uint32_t	rel_page;
+	LsmPageKind kind;
+	const uint8_t *content;		/* valid until the next builder call */
+	size_t		len;
+} LsmPageOut;
+
+/* content_cap: bytes available in a page's content area (same for all kinds). */
+LsmStatus	lsm_runbuilder_create(size_t content_cap, LsmRunBuilder **out) LSM_NOEXCEPT;
+void		lsm_runbuilder_destroy(LsmRunBuilder *b) LSM_NOEXCEPT;	/* NULL ok */
+/* Keys strictly ascending.  LSM_OK, or LSM_PAGE_READY when pages wait to be
+ * taken (the key was accepted either way), LSM_INVALID out of order,
+ * LSM_TOO_LARGE. */
+LsmStatus	lsm_runbuilder_add(LsmRunBuilder *b, const uint8_t *key, size_t len) LSM_NOEXCEPT;
+/* No more keys: finish data, fence and header pages (then take them).  A run
+ * with zero keys is LSM_INVALID: the shim never writes empty runs. */
+LsmStatus	lsm_runbuilder_finish(LsmRunBuilder *b) LSM_NOEXCEPT;
+/* LSM_OK with *out filled, or LSM_END when no page waits. */
+LsmStatus	lsm_runbuilder_take_page(LsmRunBuilder *b, LsmPageOut *out) LSM_NOEXCEPT;
+uint64_t	lsm_runbuilder_count(const LsmRunBuilder *b) LSM_NOEXCEPT;
+
+/* ------------------------------------------------------------------------
+ * Arena: fixed-size chunks carved from one shared-memory region; offsets are
+ * 32-bit, relative to the region's base (offset 0 means "none").
+ * REQUIRES: caller holds the arena lock for init/alloc/free.
+ * ------------------------------------------------------------------------ */
+size_t		lsm_arena_size(uint32_t nchunks, uint32_t chunk_size) LSM_NOEXCEPT;
+LsmStatus	lsm_arena_init(void *base, uint32_t nchunks, uint32_t chunk_size) LSM_NOEXCEPT;
+LsmStatus	lsm_arena_alloc_chunk(void *base, uint32_t *chunk) LSM_NOEXCEPT;
+uint32_t	lsm_arena_free_chunks(const void *base) LSM_NOEXCEPT;
+uint32_t	lsm_arena_chunk_size(const void *base) LSM_NOEXCEPT;
+
+/* ------------------------------------------------------------------------
+ * Memtable: a skiplist whose nodes live in arena chunks.  The struct itself is
+ * plain data and lives wherever the shim puts it (a shared-memory slot).
+ * ------------------------------------------------------------------------ */
+typedef struct LsmMemtable
+{
+	uint32_t	head;			/* head node offset; 0 = empty/uninitialised */
+	uint32_t	cur_chunk;		/* chunk being filled; 0 = none */
+	uint32_t	chunk_used;		/* bytes used in cur_chunk */
+	uint32_t	first_chunk;	/* chain of owned chunks (for release) */
+	uint32_t	nchunks;
+	uint32_t	max_height;
+	uint64_t	nentries;
+	uint64_t	key_bytes;		/* sum of key lengths */
+	uint64_t	rng;			/* node-height random state */
+} LsmMemtable;
+
+/* Empty memtable (owns no chunks). */
+void		lsm_memtable_init(LsmMemtable *mt) LSM_NOEXCEPT;
+/* REQUIRES: memtable lock exclusive.  LSM_OK (also when the key is already
+ * present: keys are unique), LSM_NEED_CHUNK (add a chunk and call again),
+ * LSM_TOO_LARGE. */
+LsmStatus	lsm_memtable_insert(void *base, LsmMemtable *mt, const uint8_t *key, size_t len) LSM_NOEXCEPT;
+/* REQUIRES: memtable lock exclusive. */
+void		lsm_memtable_add_chunk(void *base, LsmMemtable *mt, uint32_t chunk) LSM_NOEXCEPT;
+/* REQUIRES: memtable lock and arena lock exclusive.  Returns every chunk to
+ * the arena and leaves mt empty. */
+void		lsm_memtable_release(void *base, LsmMemtable *mt) LSM_NOEXCEPT;
+/* Bytes of arena the memtable holds (chunks * chunk size). */
+uint64_t	lsm_memtable_memory(const void *base, const LsmMemtable *mt) LSM_NOEXCEPT;
+
+/*
+ * Copy the memtable's keys in [lo, hi] into b (ascending): keys >= lo (lo NULL:
+ * from the first) whose first hilen bytes are <= hi (hi NULL: to the last).
+ * REQUIRES: memtable lock (shared is enough).
+ */
+LsmStatus	lsm_memtable_copy_range(const void *base, const LsmMemtable *mt,
+									const uint8_t *lo, size_t lolen,
+									const uint8_t *hi, size_t hilen,
+									LsmBatch *b) LSM_NOEXCEPT;
+
+/* In-order iteration without copying.  REQUIRES: memtable lock held for the
+ * iterator's whole life. */
+typedef struct LsmMemtableIter
+{
+	const void *base;
+	uint32_t	node;
+} LsmMemtableIter;
+
+void		lsm_memtable_seek(const void *base, const LsmMemtable *mt,
+							  const uint8_t *target, size_t tlen,	/* NULL: first */
+							  LsmMemtableIter *it) LSM_NOEXCEPT;
+int			lsm_memtable_iter_valid(const LsmMemtableIter *it) LSM_NOEXCEPT;
+void		lsm_memtable_iter_next(LsmMemtableIter *it) LSM_NOEXCEPT;
+void		lsm_memtable_iter_key(const LsmMemtableIter *it, const uint8_t **key, size_t *len) LSM_NOEXCEPT;
+
+/* ------------------------------------------------------------------------
+ * Merging iterator over n sources (memtable copy, runs), each delivered as a
+ * sequence of ascending batches.  Yields the union in ascending order (or
+ * descending when backward), each distinct key once, restricted to:
+ *   lo: keys >= lo                                   (NULL: unbounded)
+ *   hi: keys whose first hilen bytes are <= hi      (NULL: unbounded)
+ * ------------------------------------------------------------------------ */
+typedef struct LsmMerge LsmMerge;
+
+LsmStatus	lsm_merge_create(int nsources, int backward,
+							 const uint8_t *lo, size_t lolen,
+							 const uint8_t *hi, size_t hilen,
+							 LsmMerge **out) LSM_NOEXCEPT;
+void		lsm_merge_destroy(LsmMerge *m) LSM_NOEXCEPT;	/* NULL ok */
+/*
+ * The batch of source src, to be cleared and refilled by the caller when
+ * lsm_merge_next asked for it; then call lsm_merge_source_ready (or
+ * lsm_merge_source_done if the source has no more entries).  Forward scans
+ * feed a source's batches in ascending order, backward scans in descending
+ * order of batches (each batch itself is always ascending).
+ */
+LsmBatch   *lsm_merge_source_batch(LsmMerge *m, int src) LSM_NOEXCEPT;
+void		lsm_merge_source_ready(LsmMerge *m, int src) LSM_NOEXCEPT;
+void		lsm_merge_source_done(LsmMerge *m, int src) LSM_NOEXCEPT;
+/*
+ * LSM_OK: *key/*len hold the next key (valid until the next call).
+ * LSM_NEED_PAGE: *need_src has no entries left in its batch; refill it (or
+ *   mark it done) and call again.  Initially every source needs a batch.
+ *   A source whose batch passed the scan's far bound is finished by the
+ *   iterator itself and never asked again.
+ * LSM_END: every source is done.
+ */
+LsmStatus	lsm_merge_next(LsmMerge *m, const uint8_t **key, size_t *len, int *need_src) LSM_NOEXCEPT;
+
+/* ------------------------------------------------------------------------
+ * Hashing (xxHash64), for key-encoding fingerprints and bloom filters.
+ * ------------------------------------------------------------------------ */
+uint64_t	lsm_hash64(const void *data, size_t len, uint64_t seed) LSM_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* LSM_CORE_H */

@@ -1,0 +1,118 @@
+/*
+ * lsmkey.h — order-preserving key encoding (datum -> bytes) for lsm indexes.
+ *
+ * An index entry's key is the concatenation, per index column, of a segment
+ *     flag byte  : 0x00 NULL sorting first, 0x01 not NULL, 0x02 NULL sorting last
+ *     value bytes: only when not NULL; a self-delimiting (prefix-free) encoding
+ *                  whose memcmp order is the operator class order; every byte
+ *                  inverted (x ^ 0xFF) for a DESC column
+ * followed by the 6-byte heap TID (block big-endian 4 bytes, offset big-endian
+ * 2 bytes), so that every entry is unique and memcmp orders entries exactly
+ * as the index orders them.  Equal values (per the opclass) have identical
+ * bytes.  Layouts per type: doc/page_format.md, "Key encoding".
+ */
+#ifndef LSMKEY_H
+#define LSMKEY_H
+
+#include "postgres.h"
+
+#include "access/skey.h"
+#include "lib/stringinfo.h"
+#include "storage/itemptr.h"
+#include "utils/pg_locale.h"
+#include "utils/rel.h"
+
+/* Bump when any encoding below changes (stored in the metapage fingerprint). */
+#define LSM_KEY_ENCODING_VERSION 1
+
+#define LSM_TID_SIZE 6
+
+#define LSM_FLAG_NULL_FIRST 0x00
+#define LSM_FLAG_NOT_NULL	0x01
+#define LSM_FLAG_NULL_LAST	0x02
+
+typedef enum LsmEncoding
+{
+	LSM_ENC_INT,				/* int2/int4/int8: int64 sign-flipped big-endian */
+	LSM_ENC_FLOAT,				/* float4/float8: normalised float8 */
+	LSM_ENC_NUMERIC,			/* canonical decimal, not invertible */
+	LSM_ENC_BOOL,
+	LSM_ENC_DATE,				/* int32 */
+	LSM_ENC_TIME,				/* int64 */
+	LSM_ENC_TIMESTAMP,			/* int64 (timestamp and timestamptz) */
+	LSM_ENC_INTERVAL,			/* 128-bit span, not invertible */
+	LSM_ENC_UUID,
+	LSM_ENC_TEXT_C,				/* bytes, escaped and terminated */
+	LSM_ENC_TEXT_ICU,			/* ICU sort key, then the escaped bytes */
+	LSM_ENC_TEXT_ICU_ND,		/* nondeterministic ICU: sort key only */
+	LSM_ENC_BYTEA				/* bytes, escaped and terminated */
+} LsmEncoding;
+
+typedef struct LsmKeyColumn
+{
+	Oid			typid;			/* the indexed column's type (opcintype) */
+	Oid			collid;
+	LsmEncoding enc;
+	bool		desc;
+	bool		nulls_first;
+	bool		invertible;		/* can be decoded back (index-only scans) */
+	pg_locale_t locale;			/* ICU collations only */
+} LsmKeyColumn;
+
+typedef struct LsmKeyDesc
+{
+	int			ncols;
+	uint64		fingerprint;	/* hash of encodings, types, collations, flags,
+								 * collation versions, LSM_KEY_ENCODING_VERSION */
+	LsmKeyColumn cols[INDEX_MAX_KEYS];
+} LsmKeyDesc;
+
+/*
+ * Fill desc from an index relation.  ERRORs (with a hint naming the
+ * alternatives) for a type or collation that cannot be encoded correctly,
+ * e.g. text under a libc collation other than C, POSIX or C.UTF-8.
+ */
+extern void LsmKeyDescInit(Relation index, LsmKeyDesc *desc);
+
+/*
+ * Append the full entry (all columns + TID) to buf.  ERRORs with a hint if the
+ * entry would exceed LSM_MAX_KEY_SIZE.
+ */
+extern void LsmEncodeEntry(const LsmKeyDesc *desc, const Datum *values,
+						   const bool *isnull, ItemPointer tid, StringInfo buf);
+
+/*
+ * Append the segment of column col (flag byte + value bytes, DESC-inverted as
+ * the column is) for a scan argument of type argtype (may differ from the
+ * column type for cross-type operators in the same family: int2/int4/int8,
+ * float4/float8).  isnull encodes the NULL segment of that column.
+ */
+extern void LsmEncodeColumnValue(const LsmKeyDesc *desc, int col, Datum value,
+								 Oid argtype, bool isnull, StringInfo buf);
+
+/*
+ * Split an entry into per-column segments: seg[i]/seglen[i] cover column i's
+ * flag byte and value bytes.  Optionally returns the TID.  Returns false if
+ * the entry is malformed (caller raises a corruption error).
+ */
+extern bool LsmSplitEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
+						  const uint8 **seg, int *seglen, ItemPointer tid);
+
+/* The TID at the end of an entry. */
+extern void LsmEntryGetTid(const uint8 *entry, int len, ItemPointer tid);
+
+/*
+ * Decode column values of an entry for index-only scans.  Only for columns
+ * with invertible = true; others get isnull = true.  Values are palloc'd in
+ * CurrentMemoryContext.
+ */
+extern void LsmDecodeEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
+						   Datum *values, bool *isnull);
+
+/* Segment comparison in *index order* (memcmp, shorter prefix first). */
+extern int	LsmCompareSegments(const uint8 *a, int alen, const uint8 *b, int blen);
+
+/* Human-readable rendering of an encoded key (hex), for messages and tools. */
+extern char *LsmKeyToHex(const uint8 *key, int len);
+
+#endif							/* LSMKEY_H */
