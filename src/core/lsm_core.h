@@ -210,7 +210,7 @@ typedef struct LsmMemtableIter
 } LsmMemtableIter;
 
 void		lsm_memtable_seek(const void *base, const LsmMemtable *mt,
-							  const uint8_t *target, size_t tlen,	/* NULL: first */
+							  const uint8_t *target, size_t tlen,	/* target NULL: first */
 							  LsmMemtableIter *it) LSM_NOEXCEPT;
 int			lsm_memtable_iter_valid(const LsmMemtableIter *it) LSM_NOEXCEPT;
 void		lsm_memtable_iter_next(LsmMemtableIter *it) LSM_NOEXCEPT;
@@ -241,7 +241,7 @@ LsmBatch   *lsm_merge_source_batch(LsmMerge *m, int src) LSM_NOEXCEPT;
 void		lsm_merge_source_ready(LsmMerge *m, int src) LSM_NOEXCEPT;
 void		lsm_merge_source_done(LsmMerge *m, int src) LSM_NOEXCEPT;
 /*
- * LSM_OK: *key/*len hold the next key (valid until the next call).
+ * LSM_OK: *key and *len hold the next key (valid until the next call).
  * LSM_NEED_PAGE: *need_src has no entries left in its batch; refill it (or
  *   mark it done) and call again.  Initially every source needs a batch.
  *   A source whose batch passed the scan's far bound is finished by the

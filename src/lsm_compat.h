@@ -1,0 +1,94 @@
+/*
+ * lsm_compat.h — every PostgreSQL version difference lsm_am cares about, and
+ * nowhere else.  Supported: PostgreSQL 15 (Debian 12) and 18.
+ */
+#ifndef LSM_COMPAT_H
+#define LSM_COMPAT_H
+
+#include "postgres.h"
+
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "access/xloginsert.h"
+#include "utils/tuplesort.h"
+#include "utils/rel.h"
+
+#if PG_VERSION_NUM < 150000
+#error "lsm_am requires PostgreSQL 15 or later"
+#endif
+
+/* Physical identity of a relation's storage (changes on TRUNCATE/REINDEX). */
+#if PG_VERSION_NUM >= 160000
+#define LsmRelSpcOid(rel)		((rel)->rd_locator.spcOid)
+#define LsmRelFileNumber(rel)	((rel)->rd_locator.relNumber)
+#define LsmRelDbOid(rel)		((rel)->rd_locator.dbOid)
+#else
+#define LsmRelSpcOid(rel)		((rel)->rd_node.spcNode)
+#define LsmRelFileNumber(rel)	((rel)->rd_node.relNode)
+#define LsmRelDbOid(rel)		((rel)->rd_node.dbNode)
+#endif
+
+/*
+ * Extend the relation by one block and return it pinned and exclusively
+ * locked.  REQUIRES: the caller serialises extension of this index.
+ */
+static inline Buffer
+LsmExtendBuffer(Relation rel)
+{
+#if PG_VERSION_NUM >= 160000
+	return ExtendBufferedRel(BMR_REL(rel), MAIN_FORKNUM, NULL, EB_LOCK_FIRST);
+#else
+	Buffer		buf;
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	UnlockRelationForExtension(rel, ExclusiveLock);
+	return buf;
+#endif
+}
+
+/* Write and WAL-log one page of the init fork (unlogged indexes). */
+#if PG_VERSION_NUM >= 160000
+#define LsmWriteInitForkPage(rel, blkno, page) \
+	do { \
+		smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, (blkno), (page), true); \
+		log_newpage(&(RelationGetSmgr(rel))->smgr_rlocator.locator, INIT_FORKNUM, \
+					(blkno), (page), true); \
+		smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM); \
+	} while (0)
+#else
+#define LsmWriteInitForkPage(rel, blkno, page) \
+	do { \
+		PageSetChecksumInplace((page), (blkno)); \
+		smgrwrite(RelationGetSmgr(rel), INIT_FORKNUM, (blkno), (char *) (page), true); \
+		log_newpage(&(RelationGetSmgr(rel))->smgr_rnode.node, INIT_FORKNUM, \
+					(blkno), (page), true); \
+		smgrimmedsync(RelationGetSmgr(rel), INIT_FORKNUM); \
+	} while (0)
+#endif
+
+/* Next datum of a forward tuplesort, as a palloc'd copy. */
+#if PG_VERSION_NUM >= 160000
+#define LsmTuplesortGetDatum(st, d, isnull) \
+	tuplesort_getdatum((st), true, true, (d), (isnull), NULL)
+#else
+#define LsmTuplesortGetDatum(st, d, isnull) \
+	tuplesort_getdatum((st), true, (d), (isnull), NULL)
+#endif
+
+/* Does the current user own the relation? */
+#if PG_VERSION_NUM >= 160000
+#define LsmIsOwner(relid) object_ownercheck(RelationRelationId, (relid), GetUserId())
+#else
+#define LsmIsOwner(relid) pg_class_ownercheck((relid), GetUserId())
+#endif
+
+/* PostgreSQL 18 renamed the "estimated" scan tuple count callbacks etc.;
+ * IndexAmRoutine fields added after 15 are set under these guards. */
+#if PG_VERSION_NUM >= 180000
+#define LSM_HAVE_AMTRANSLATE 1
+#endif
+
+#endif							/* LSM_COMPAT_H */

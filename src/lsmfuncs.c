@@ -1,0 +1,101 @@
+/*
+ * lsmfuncs.c — SQL-callable functions of schema lsm_am.
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "catalog/pg_class.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "lsm.h"
+
+/* Open an index, checking that it is an lsm index the user may maintain. */
+static Relation
+LsmOpenIndex(Oid relid, LOCKMODE lockmode, bool maintain)
+{
+	Relation	index = relation_open(relid, lockmode);
+
+	if (index->rd_rel->relkind != RELKIND_INDEX ||
+		index->rd_indam == NULL || index->rd_indam->ambuild != lsmbuild)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an lsm index", RelationGetRelationName(index)),
+				 errhint("Pass an index created with USING lsm.")));
+	if (maintain && !LsmIsOwner(relid))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	return index;
+}
+
+PG_FUNCTION_INFO_V1(lsm_flush);
+
+/* lsm_am.flush(regclass): write the memtable out as a sorted run. */
+Datum
+lsm_flush(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+
+	LsmCheckPreloaded();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("lsm_am.flush() cannot run during recovery"),
+				 errhint("Flush on the primary; the standby replays it.")));
+	index = LsmOpenIndex(relid, RowExclusiveLock, true);
+	LsmFlush(index, NULL, NULL, NULL);
+	relation_close(index, RowExclusiveLock);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(lsm_index_stats);
+
+/* lsm_am.index_stats(regclass): the shape of the index right now. */
+Datum
+lsm_index_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+	TupleDesc	tupdesc;
+	LsmSlot    *slot;
+	LsmMetaPageData meta;
+	LsmRunRef  *runs;
+	Datum		values[6];
+	bool		nulls[6] = {0};
+	int64		mt_entries,
+				mt_bytes,
+				log_pages;
+	int64		run_entries = 0;
+
+	LsmCheckPreloaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	index = LsmOpenIndex(relid, AccessShareLock, false);
+
+	slot = LsmSlotAcquire(index, LW_SHARED);
+	LsmReadMeta(index, &meta, &runs);
+	mt_entries = slot->mt.nentries;
+	mt_bytes = lsm_memtable_memory(lsm_shared->arena, &slot->mt);
+	log_pages = slot->log_pages;
+	LsmSlotRelease(index, slot);
+
+	for (int i = 0; i < (int) meta.nruns; i++)
+		run_entries += runs[i].nentries;
+
+	values[0] = Int64GetDatum(mt_entries);
+	values[1] = Int64GetDatum(mt_bytes);
+	values[2] = Int32GetDatum(meta.nruns);
+	values[3] = Int64GetDatum(run_entries);
+	values[4] = Int64GetDatum(log_pages);
+	values[5] = Int64GetDatum(RelationGetNumberOfBlocks(index));
+	relation_close(index, AccessShareLock);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

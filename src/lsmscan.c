@@ -1,0 +1,533 @@
+/*
+ * lsmscan.c — amgettuple / amgetbitmap.
+ *
+ * A scan turns its scan keys into one range of encoded keys (lo, hi) plus an
+ * exact per-entry filter, then takes one consistent snapshot of the index at
+ * its first fetch: under the slot lock it reads the manifest and copies the
+ * memtable's entries in range (a flush needs that lock exclusively, so the
+ * run list and the memtable copy always agree).  A merging iterator then
+ * yields the union of the memtable copy and every run in key order, forward
+ * or backward.  Runs are immutable until VACUUM removes dead entries from
+ * their pages, and their pages are not reused while scans may read them.
+ *
+ * TID recycling interlock (nbtree/README): a scan keeps a pin on the metapage
+ * from its first fetch to its end; VACUUM's ambulkdelete finishes by taking a
+ * cleanup lock on the metapage, so no scan that may still return a TID
+ * VACUUM removed outlives the index pass.
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "lsm.h"
+
+typedef enum LsmKeyKind
+{
+	LSM_SK_COMPARE,
+	LSM_SK_ISNULL,
+	LSM_SK_NOTNULL
+} LsmKeyKind;
+
+typedef struct LsmScanKeyInfo
+{
+	int			col;
+	LsmKeyKind	kind;
+	StrategyNumber strategy;
+	uint8	   *seg;			/* encoded argument (flag + value) */
+	int			seglen;
+} LsmScanKeyInfo;
+
+typedef struct LsmScanOpaqueData
+{
+	LsmKeyDesc	desc;
+	MemoryContext scanctx;		/* keys, bounds, snapshot; reset on rescan */
+	MemoryContext tupctx;		/* per returned tuple (index-only scans) */
+	int			nkeys;
+	LsmScanKeyInfo *keys;
+	bool		empty;			/* keys can never match */
+	LsmRange	range;
+	bool		started;
+	bool		backward;
+	Buffer		metapin;
+	LsmMerge   *merge;
+	LsmBatch   *mtcopy;			/* the memtable's entries in range */
+	bool		mtfed;
+	int			nruns;
+	LsmRunCursor *cursors;
+	int64		nreturned;
+} LsmScanOpaqueData;
+
+typedef LsmScanOpaqueData *LsmScanOpaque;
+
+IndexScanDesc
+lsmbeginscan(Relation r, int nkeys, int norderbys)
+{
+	IndexScanDesc scan;
+	LsmScanOpaque so;
+
+	LsmCheckPreloaded();
+	scan = RelationGetIndexScan(r, nkeys, norderbys);
+	so = palloc0(sizeof(LsmScanOpaqueData));
+	memcpy(&so->desc, &LsmGetRelCache(r)->desc, sizeof(LsmKeyDesc));
+	so->scanctx = AllocSetContextCreate(CurrentMemoryContext, "lsm scan",
+										ALLOCSET_DEFAULT_SIZES);
+	so->tupctx = AllocSetContextCreate(CurrentMemoryContext, "lsm scan tuple",
+									   ALLOCSET_SMALL_SIZES);
+	so->metapin = InvalidBuffer;
+	scan->opaque = so;
+	scan->xs_itupdesc = RelationGetDescr(r);
+	return scan;
+}
+
+/*
+ * Reset callback of scanctx: frees the core's objects, also when the scan is
+ * abandoned by an error (the executor's memory goes, endscan is not called).
+ */
+static void
+LsmScanFreeCore(void *arg)
+{
+	LsmScanOpaque so = (LsmScanOpaque) arg;
+
+	lsm_merge_destroy(so->merge);
+	so->merge = NULL;
+	lsm_batch_destroy(so->mtcopy);
+	so->mtcopy = NULL;
+}
+
+/* Drop the snapshot and iterator of the previous scan. */
+static void
+LsmScanReset(LsmScanOpaque so)
+{
+	if (BufferIsValid(so->metapin))
+		ReleaseBuffer(so->metapin);
+	so->metapin = InvalidBuffer;
+	so->started = false;
+	so->mtfed = false;
+	so->nruns = 0;
+	so->cursors = NULL;
+	so->empty = false;
+	so->nkeys = 0;
+	so->keys = NULL;
+	so->range.lo = so->range.hi = NULL;
+	so->range.lolen = so->range.hilen = 0;
+	MemoryContextReset(so->scanctx);
+}
+
+static bool
+LsmIsLowerStrategy(StrategyNumber s)
+{
+	return s == BTGreaterStrategyNumber || s == BTGreaterEqualStrategyNumber;
+}
+
+/* Translate scan keys into encoded segments and the scan's key range. */
+static void
+LsmScanPrepare(IndexScanDesc scan)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	MemoryContext old = MemoryContextSwitchTo(so->scanctx);
+	StringInfoData prefix;
+	bool		have_lo = false,
+				have_hi = false;
+	const uint8 *loseg = NULL,
+			   *hiseg = NULL;
+	int			lolen = 0,
+				hilen = 0;
+
+	so->keys = palloc0(sizeof(LsmScanKeyInfo) * Max(scan->numberOfKeys, 1));
+	so->nkeys = 0;
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		LsmScanKeyInfo *k = &so->keys[so->nkeys];
+		StringInfoData seg;
+
+		k->col = sk->sk_attno - 1;
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			if (sk->sk_flags & SK_SEARCHNULL)
+				k->kind = LSM_SK_ISNULL;
+			else if (sk->sk_flags & SK_SEARCHNOTNULL)
+				k->kind = LSM_SK_NOTNULL;
+			else
+			{
+				so->empty = true;	/* "col op NULL" is never true */
+				continue;
+			}
+			initStringInfo(&seg);
+			if (k->kind == LSM_SK_ISNULL)
+				LsmEncodeColumnValue(&so->desc, k->col, (Datum) 0, InvalidOid, true, &seg);
+			else
+				appendStringInfoChar(&seg, LSM_FLAG_NOT_NULL);
+		}
+		else
+		{
+			Oid			argtype = OidIsValid(sk->sk_subtype) ? sk->sk_subtype :
+				so->desc.cols[k->col].typid;
+
+			k->kind = LSM_SK_COMPARE;
+			k->strategy = sk->sk_strategy;
+			if (k->strategy < 1 || k->strategy > BTMaxStrategyNumber)
+				elog(ERROR, "lsm_am: unexpected strategy number %d", k->strategy);
+			initStringInfo(&seg);
+			LsmEncodeColumnValue(&so->desc, k->col, sk->sk_argument, argtype, false, &seg);
+		}
+		k->seg = (uint8 *) seg.data;
+		k->seglen = seg.len;
+		so->nkeys++;
+	}
+
+	/* range: equality prefix, then the bounds of the first other column */
+	initStringInfo(&prefix);
+	for (int col = 0; col < so->desc.ncols; col++)
+	{
+		LsmScanKeyInfo *eq = NULL;
+
+		for (int i = 0; i < so->nkeys && !eq; i++)
+			if (so->keys[i].col == col &&
+				(so->keys[i].kind == LSM_SK_ISNULL ||
+				 (so->keys[i].kind == LSM_SK_COMPARE &&
+				  so->keys[i].strategy == BTEqualStrategyNumber)))
+				eq = &so->keys[i];
+		if (eq)
+		{
+			appendBinaryStringInfo(&prefix, (char *) eq->seg, eq->seglen);
+			continue;
+		}
+		for (int i = 0; i < so->nkeys; i++)
+		{
+			LsmScanKeyInfo *k = &so->keys[i];
+			bool		lower_in_index;
+
+			if (k->col != col)
+				continue;
+			if (k->kind == LSM_SK_NOTNULL)
+			{
+				/* [0x01 ...] : every non-null value of the column */
+				if (!loseg || LsmCompareSegments(k->seg, k->seglen, loseg, lolen) > 0)
+					loseg = k->seg, lolen = k->seglen;
+				if (!hiseg || LsmCompareSegments(k->seg, k->seglen, hiseg, hilen) < 0)
+					hiseg = k->seg, hilen = k->seglen;
+				continue;
+			}
+			lower_in_index = LsmIsLowerStrategy(k->strategy) != so->desc.cols[col].desc;
+			if (lower_in_index)
+			{
+				if (!loseg || LsmCompareSegments(k->seg, k->seglen, loseg, lolen) > 0)
+					loseg = k->seg, lolen = k->seglen;
+			}
+			else
+			{
+				if (!hiseg || LsmCompareSegments(k->seg, k->seglen, hiseg, hilen) < 0)
+					hiseg = k->seg, hilen = k->seglen;
+			}
+		}
+		break;
+	}
+	have_lo = prefix.len > 0 || loseg != NULL;
+	have_hi = prefix.len > 0 || hiseg != NULL;
+	if (have_lo)
+	{
+		StringInfoData lo;
+
+		initStringInfo(&lo);
+		appendBinaryStringInfo(&lo, prefix.data, prefix.len);
+		if (loseg)
+			appendBinaryStringInfo(&lo, (char *) loseg, lolen);
+		so->range.lo = (uint8 *) lo.data;
+		so->range.lolen = lo.len;
+	}
+	if (have_hi)
+	{
+		StringInfoData hi;
+
+		initStringInfo(&hi);
+		appendBinaryStringInfo(&hi, prefix.data, prefix.len);
+		if (hiseg)
+			appendBinaryStringInfo(&hi, (char *) hiseg, hilen);
+		so->range.hi = (uint8 *) hi.data;
+		so->range.hilen = hi.len;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+void
+lsmrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+		  ScanKey orderbys, int norderbys)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+
+	LsmScanReset(so);
+	if (scankey && scan->numberOfKeys > 0)
+		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
+	LsmScanPrepare(scan);
+}
+
+/* Take the snapshot and set up the merging iterator. */
+static void
+LsmScanStart(IndexScanDesc scan, bool backward)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	MemoryContext old = MemoryContextSwitchTo(so->scanctx);
+	LsmSlot    *slot;
+	LsmMetaPageData meta;
+	LsmRunRef  *runs;
+	LsmStatus	st;
+
+	MemoryContextCallback *cb;
+
+	so->started = true;
+	so->backward = backward;
+	so->metapin = ReadBuffer(index, LSM_METAPAGE_BLKNO);
+	cb = palloc(sizeof(MemoryContextCallback));
+	cb->func = LsmScanFreeCore;
+	cb->arg = so;
+	MemoryContextRegisterResetCallback(so->scanctx, cb);
+
+	LsmCheckStatus(index, lsm_batch_create(&so->mtcopy), "starting a scan");
+	slot = LsmSlotAcquire(index, LW_SHARED);
+	PG_TRY();
+	{
+		LsmReadMeta(index, &meta, &runs);
+		st = lsm_memtable_copy_range(lsm_shared->arena, &slot->mt,
+									 so->range.lo, so->range.lolen,
+									 so->range.hi, so->range.hilen, so->mtcopy);
+	}
+	PG_CATCH();
+	{
+		LsmSlotRelease(index, slot);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	LsmSlotRelease(index, slot);
+	LsmCheckStatus(index, st, "copying the memtable");
+
+	so->nruns = meta.nruns;
+	so->cursors = palloc(sizeof(LsmRunCursor) * Max(meta.nruns, 1));
+	/* newest runs first: ties are impossible (keys are unique) */
+	for (int i = 0; i < (int) meta.nruns; i++)
+		LsmRunCursorInit(&so->cursors[i], &runs[meta.nruns - 1 - i]);
+
+	LsmCheckStatus(index,
+				   lsm_merge_create(1 + so->nruns, backward ? 1 : 0,
+									so->range.lo, so->range.lolen,
+									so->range.hi, so->range.hilen, &so->merge),
+				   "starting a scan");
+	MemoryContextSwitchTo(old);
+}
+
+/* Does the entry satisfy every scan key?  Also returns its TID. */
+static bool
+LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len, ItemPointer tid)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	const uint8 *seg[INDEX_MAX_KEYS];
+	int			seglen[INDEX_MAX_KEYS];
+
+	if (!LsmSplitEntry(&so->desc, key, len, seg, seglen, tid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains a malformed entry",
+						RelationGetRelationName(scan->indexRelation)),
+				 errhint("REINDEX the index.")));
+
+	for (int i = 0; i < so->nkeys; i++)
+	{
+		LsmScanKeyInfo *k = &so->keys[i];
+		const uint8 *s = seg[k->col];
+		int			c;
+
+		switch (k->kind)
+		{
+			case LSM_SK_ISNULL:
+				if (s[0] == LSM_FLAG_NOT_NULL)
+					return false;
+				continue;
+			case LSM_SK_NOTNULL:
+				if (s[0] != LSM_FLAG_NOT_NULL)
+					return false;
+				continue;
+			case LSM_SK_COMPARE:
+				break;
+		}
+		if (s[0] != LSM_FLAG_NOT_NULL)
+			return false;
+		c = LsmCompareSegments(s, seglen[k->col], k->seg, k->seglen);
+		if (so->desc.cols[k->col].desc)
+			c = -c;
+		switch (k->strategy)
+		{
+			case BTLessStrategyNumber:
+				if (!(c < 0))
+					return false;
+				break;
+			case BTLessEqualStrategyNumber:
+				if (!(c <= 0))
+					return false;
+				break;
+			case BTEqualStrategyNumber:
+				if (c != 0)
+					return false;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				if (!(c >= 0))
+					return false;
+				break;
+			case BTGreaterStrategyNumber:
+				if (!(c > 0))
+					return false;
+				break;
+		}
+	}
+	return true;
+}
+
+/* Next matching entry of the merge; false at the end. */
+static bool
+LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *lenp)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+
+	for (;;)
+	{
+		const uint8 *key;
+		size_t		len;
+		int			need;
+		LsmStatus	st;
+
+		CHECK_FOR_INTERRUPTS();
+		st = lsm_merge_next(so->merge, &key, &len, &need);
+		if (st == LSM_END)
+			return false;
+		if (st == LSM_NEED_PAGE)
+		{
+			if (need == 0)
+			{
+				LsmBatch   *b = lsm_merge_source_batch(so->merge, 0);
+
+				if (so->mtfed)
+				{
+					lsm_merge_source_done(so->merge, 0);
+					continue;
+				}
+				lsm_batch_clear(b);
+				for (size_t i = 0; i < lsm_batch_count(so->mtcopy); i++)
+				{
+					const uint8 *k;
+					size_t		l;
+
+					lsm_batch_get(so->mtcopy, i, &k, &l);
+					LsmCheckStatus(index, lsm_batch_add_key(b, k, l), "scanning the memtable");
+				}
+				so->mtfed = true;
+				lsm_merge_source_ready(so->merge, 0);
+			}
+			else
+				LsmFeedRun(index, so->merge, need, &so->cursors[need - 1],
+						   so->backward, &so->range);
+			continue;
+		}
+		LsmCheckStatus(index, st, "scanning");
+		if (LsmEntryMatches(scan, key, (int) len, tid))
+		{
+			if (keyp)
+			{
+				*keyp = key;
+				*lenp = len;
+			}
+			return true;
+		}
+	}
+}
+
+bool
+lsmgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	bool		backward = ScanDirectionIsBackward(dir);
+	const uint8 *key;
+	size_t		len;
+
+	if (so->empty)
+		return false;
+	if (!so->started)
+	{
+		LsmScanStart(scan, backward);
+		pgstat_count_index_scan(scan->indexRelation);
+	}
+	else if (backward != so->backward)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsm indexes cannot change scan direction in the middle of a scan")));
+
+	if (!LsmScanNext(scan, &scan->xs_heaptid, &key, &len))
+		return false;
+	scan->xs_recheck = false;
+	if (scan->xs_want_itup)
+	{
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
+		MemoryContext old;
+
+		MemoryContextReset(so->tupctx);
+		old = MemoryContextSwitchTo(so->tupctx);
+		LsmDecodeEntry(&so->desc, key, (int) len, values, isnull);
+		scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
+										 values, isnull);
+		MemoryContextSwitchTo(old);
+	}
+	so->nreturned++;
+	return true;
+}
+
+int64
+lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	ItemPointerData tid;
+	int64		ntids = 0;
+
+	if (so->empty)
+		return 0;
+	if (!so->started)
+	{
+		LsmScanStart(scan, false);
+		pgstat_count_index_scan(scan->indexRelation);
+	}
+	while (LsmScanNext(scan, &tid, NULL, NULL))
+	{
+		tbm_add_tuples(tbm, &tid, 1, false);
+		ntids++;
+	}
+	return ntids;
+}
+
+void
+lsmendscan(IndexScanDesc scan)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+
+	LsmScanReset(so);
+	MemoryContextDelete(so->scanctx);
+	MemoryContextDelete(so->tupctx);
+	pfree(so);
+	scan->opaque = NULL;
+}
+
+/* Index-only scans: columns whose encoding can be decoded. */
+bool
+lsmcanreturn(Relation index, int attno)
+{
+	LsmKeyDesc	desc;
+
+	LsmKeyDescInit(index, &desc);
+	return desc.cols[attno - 1].invertible;
+}
