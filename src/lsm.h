@@ -138,6 +138,8 @@ typedef struct LsmSlot
 
 	/* cache state: under the slot lock */
 	bool		loaded;
+	bool		in_recovery;	/* loaded during recovery: may lag the log
+								 * after promotion, so catch up once more */
 	uint64		instance_id;
 	uint32		log_epoch;
 	BlockNumber log_head;

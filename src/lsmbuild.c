@@ -163,7 +163,11 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		offsetof(LsmMetaPageData, runs) + m->nruns * sizeof(LsmRunRef);
 	MarkBufferDirty(metabuf);
 	if (RelationNeedsWAL(index))
+	{
+		START_CRIT_SECTION();
 		log_newpage_buffer(metabuf, true);
+		END_CRIT_SECTION();
+	}
 	UnlockReleaseBuffer(metabuf);
 
 	result = palloc(sizeof(IndexBuildResult));

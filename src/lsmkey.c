@@ -23,6 +23,7 @@
 
 #include <math.h>
 
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
@@ -476,8 +477,12 @@ LsmAppendIcuSortKey(StringInfo buf, pg_locale_t locale, const char *s, int len)
 
 	ulen = icu_to_uchar(&uchar, s, len);
 
-	/* Try the space left in buf first; sort keys are rarely 4x the text. */
-	enlargeStringInfo(buf, Max(64, 4 * len + 16));
+	/*
+	 * Guess generously (sort keys are rarely longer than 4 bytes per input
+	 * byte), capped so huge scan arguments do not over-allocate; retry with
+	 * the exact length if the guess was short.
+	 */
+	enlargeStringInfo(buf, (int) Min((int64) len * 4 + 64, 1024 * 1024));
 	avail = buf->maxlen - buf->len - 1;
 	need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen,
 						   (uint8_t *) buf->data + buf->len, avail);
@@ -557,100 +562,65 @@ LsmEncodeValue(const LsmKeyColumn *col, Datum value, Oid argtype,
 {
 	if (!OidIsValid(argtype))
 		argtype = col->typid;
+	else if (!LsmTypesCompatible(col->typid, argtype))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lsm cannot compare type %s with an index column of type %s",
+						format_type_be(argtype), format_type_be(col->typid))));
 
 	switch (col->enc)
 	{
 		case LSM_ENC_INT:
-			{
-				int64		v;
-
-				if (argtype == INT2OID)
-					v = DatumGetInt16(value);
-				else if (argtype == INT4OID)
-					v = DatumGetInt32(value);
-				else if (argtype == INT8OID)
-					v = DatumGetInt64(value);
-				else
-					goto badtype;
-				LsmAppendInt64(buf, v);
-				break;
-			}
+			if (argtype == INT2OID)
+				LsmAppendInt64(buf, DatumGetInt16(value));
+			else if (argtype == INT4OID)
+				LsmAppendInt64(buf, DatumGetInt32(value));
+			else
+				LsmAppendInt64(buf, DatumGetInt64(value));
+			break;
 		case LSM_ENC_FLOAT:
-			{
-				float8		v;
-
-				if (argtype == FLOAT4OID)
-					v = (float8) DatumGetFloat4(value);
-				else if (argtype == FLOAT8OID)
-					v = DatumGetFloat8(value);
-				else
-					goto badtype;
-				LsmAppendFloat8(buf, v);
-				break;
-			}
+			if (argtype == FLOAT4OID)
+				LsmAppendFloat8(buf, (float8) DatumGetFloat4(value));
+			else
+				LsmAppendFloat8(buf, DatumGetFloat8(value));
+			break;
 		case LSM_ENC_NUMERIC:
-			if (argtype != NUMERICOID)
-				goto badtype;
 			LsmAppendNumeric(buf, value);
 			break;
 		case LSM_ENC_BOOL:
-			if (argtype != BOOLOID)
-				goto badtype;
 			appendStringInfoCharMacro(buf, DatumGetBool(value) ? 1 : 0);
 			break;
 		case LSM_ENC_DATE:
-			if (argtype != DATEOID)
-				goto badtype;
 			LsmAppendBE32(buf, ((uint32) DatumGetDateADT(value)) ^ 0x80000000);
 			break;
 		case LSM_ENC_TIME:
-			if (argtype != TIMEOID)
-				goto badtype;
 			LsmAppendInt64(buf, DatumGetTimeADT(value));
 			break;
 		case LSM_ENC_TIMESTAMP:
-			if (argtype != col->typid)
-				goto badtype;
 			LsmAppendInt64(buf, DatumGetTimestamp(value));
 			break;
 		case LSM_ENC_INTERVAL:
-			if (argtype != INTERVALOID)
-				goto badtype;
 			LsmAppendInterval(buf, DatumGetIntervalP(value));
 			break;
 		case LSM_ENC_UUID:
-			if (argtype != UUIDOID)
-				goto badtype;
 			appendBinaryStringInfo(buf, (const char *) DatumGetUUIDP(value)->data,
 								   UUID_LEN);
 			break;
 		case LSM_ENC_TEXT_C:
 		case LSM_ENC_TEXT_ICU:
 		case LSM_ENC_TEXT_ICU_ND:
-			if (argtype != TEXTOID && argtype != VARCHAROID)
-				goto badtype;
 			LsmAppendText(col, value, buf);
 			break;
 		case LSM_ENC_BYTEA:
 			{
-				bytea	   *b;
+				bytea	   *b = DatumGetByteaPP(value);
 
-				if (argtype != BYTEAOID)
-					goto badtype;
-				b = DatumGetByteaPP(value);
 				LsmAppendEscaped(buf, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
 				if ((Pointer) b != DatumGetPointer(value))
 					pfree(b);
 				break;
 			}
 	}
-	return;
-
-badtype:
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("lsm cannot compare type %s with an index column of type %s",
-					format_type_be(argtype), format_type_be(col->typid))));
 }
 
 /* Append a column segment (flag byte + value bytes, inverted if DESC). */
@@ -680,6 +650,64 @@ LsmEncodeSegment(const LsmKeyColumn *col, Datum value, Oid argtype,
 /* ------------------------------------------------------------------------
  * Descriptor
  * ------------------------------------------------------------------------ */
+
+/*
+ * Encoding of a column of type typid (for text: LSM_ENC_TEXT_C, refined by
+ * the collation), or -1 if lsm cannot encode the type.
+ */
+int
+LsmTypeEncoding(Oid typid)
+{
+	switch (typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			return LSM_ENC_INT;
+		case FLOAT4OID:
+		case FLOAT8OID:
+			return LSM_ENC_FLOAT;
+		case NUMERICOID:
+			return LSM_ENC_NUMERIC;
+		case BOOLOID:
+			return LSM_ENC_BOOL;
+		case DATEOID:
+			return LSM_ENC_DATE;
+		case TIMEOID:
+			return LSM_ENC_TIME;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return LSM_ENC_TIMESTAMP;
+		case INTERVALOID:
+			return LSM_ENC_INTERVAL;
+		case UUIDOID:
+			return LSM_ENC_UUID;
+		case TEXTOID:
+		case VARCHAROID:
+			return LSM_ENC_TEXT_C;
+		case BYTEAOID:
+			return LSM_ENC_BYTEA;
+		default:
+			return -1;
+	}
+}
+
+/*
+ * Can a scan argument of type argtype be encoded for a column of type
+ * coltype?  Only int2/int4/int8 and float4/float8 mix (they share a domain);
+ * text and varchar are binary-compatible.
+ */
+bool
+LsmTypesCompatible(Oid coltype, Oid argtype)
+{
+	int			enc = LsmTypeEncoding(coltype);
+
+	if (enc < 0 || LsmTypeEncoding(argtype) != enc)
+		return false;
+	if (enc == LSM_ENC_TIMESTAMP)
+		return coltype == argtype;
+	return true;
+}
 
 /* Is the libc locale name one whose strcoll is code-point (== byte) order? */
 static bool
@@ -811,50 +839,10 @@ LsmKeyDescInit(Relation index, LsmKeyDesc *desc)
 		col->invertible = true;
 		col->locale = NULL;
 
-		switch (col->typid)
+		col->enc = (LsmEncoding) LsmTypeEncoding(col->typid);
+		switch ((int) col->enc)
 		{
-			case INT2OID:
-			case INT4OID:
-			case INT8OID:
-				col->enc = LSM_ENC_INT;
-				break;
-			case FLOAT4OID:
-			case FLOAT8OID:
-				col->enc = LSM_ENC_FLOAT;
-				break;
-			case NUMERICOID:
-				col->enc = LSM_ENC_NUMERIC;
-				col->invertible = false;
-				break;
-			case BOOLOID:
-				col->enc = LSM_ENC_BOOL;
-				break;
-			case DATEOID:
-				col->enc = LSM_ENC_DATE;
-				break;
-			case TIMEOID:
-				col->enc = LSM_ENC_TIME;
-				break;
-			case TIMESTAMPOID:
-			case TIMESTAMPTZOID:
-				col->enc = LSM_ENC_TIMESTAMP;
-				break;
-			case INTERVALOID:
-				col->enc = LSM_ENC_INTERVAL;
-				col->invertible = false;
-				break;
-			case UUIDOID:
-				col->enc = LSM_ENC_UUID;
-				break;
-			case TEXTOID:
-			case VARCHAROID:
-				LsmTextColumnInit(index, i, col);
-				col->invertible = (col->enc != LSM_ENC_TEXT_ICU_ND);
-				break;
-			case BYTEAOID:
-				col->enc = LSM_ENC_BYTEA;
-				break;
-			default:
+			case -1:
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 						 errmsg("lsm index \"%s\" cannot index column \"%s\" of type %s",
@@ -862,6 +850,17 @@ LsmKeyDescInit(Relation index, LsmKeyDesc *desc)
 								NameStr(TupleDescAttr(RelationGetDescr(index), i)->attname),
 								format_type_be(col->typid)),
 						 errhint("lsm supports smallint, integer, bigint, real, double precision, numeric, boolean, date, time, timestamp, timestamptz, interval, uuid, text, varchar and bytea; use a btree index for other types.")));
+				break;
+			case LSM_ENC_NUMERIC:
+			case LSM_ENC_INTERVAL:
+				col->invertible = false;
+				break;
+			case LSM_ENC_TEXT_C:
+				LsmTextColumnInit(index, i, col);
+				col->invertible = (col->enc != LSM_ENC_TEXT_ICU_ND);
+				break;
+			default:
+				break;
 		}
 
 		/*

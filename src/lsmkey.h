@@ -68,6 +68,19 @@ typedef struct LsmKeyDesc
 } LsmKeyDesc;
 
 /*
+ * Encoding used for a column of type typid (text and varchar report
+ * LSM_ENC_TEXT_C; the collation refines it), or -1 if lsm cannot index the
+ * type.  Used by lsmvalidate and LsmKeyDescInit.
+ */
+extern int	LsmTypeEncoding(Oid typid);
+
+/*
+ * Can a scan argument of type argtype be encoded for a column of type
+ * coltype?  True for equal types and within int2/int4/int8 and float4/float8.
+ */
+extern bool LsmTypesCompatible(Oid coltype, Oid argtype);
+
+/*
  * Fill desc from an index relation.  ERRORs (with a hint naming the
  * alternatives) for a type or collation that cannot be encoded correctly,
  * e.g. text under a libc collation other than C, POSIX or C.UTF-8.

@@ -112,6 +112,7 @@ LsmSlotReset(LsmSlot *slot)
 	}
 	lsm_memtable_init(&slot->mt);
 	slot->loaded = false;
+	slot->in_recovery = false;
 	slot->log_epoch = 0;
 	slot->log_head = InvalidBlockNumber;
 	slot->log_tail = InvalidBlockNumber;
@@ -342,6 +343,7 @@ LsmSlotCatchUp(Relation index, LsmSlot *slot, LsmRelCache *cache)
 		}
 		if (!slot->loaded)
 			continue;
+		slot->in_recovery = RecoveryInProgress();
 
 		/* On a standby, a flush may have been replayed meanwhile: recheck. */
 		if (RecoveryInProgress())
@@ -394,7 +396,8 @@ LsmSlotAcquire(Relation index, LWLockMode mode)
 		}
 		slot->last_used = pg_atomic_fetch_add_u64(&lsm_shared->clock, 1);
 
-		if (!standby && slot->loaded && slot->instance_id == cache->instance_id)
+		if (!standby && slot->loaded && !slot->in_recovery &&
+			slot->instance_id == cache->instance_id)
 			return slot;
 
 		if (mode != LW_EXCLUSIVE)

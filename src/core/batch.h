@@ -1,0 +1,87 @@
+// batch.h — an owned, ordered list of keys.
+//
+// Keys are copied into large blocks that are never moved or freed until the
+// batch is destroyed, so a key returned by Get() stays valid until Clear() or
+// destruction, even while more keys are added.  Clear() keeps the blocks for
+// reuse: a batch refilled page after page allocates nothing once warm.  There
+// is no per-key heap allocation.
+//
+// Thread-safety: none.
+
+#ifndef LSM_CORE_BATCH_H_
+#define LSM_CORE_BATCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "lsm_core.h"
+#include "slice.h"
+
+namespace lsm {
+
+class Batch {
+ public:
+  Batch() = default;
+  Batch(const Batch&) = delete;
+  Batch& operator=(const Batch&) = delete;
+  Batch(Batch&&) = default;
+  Batch& operator=(Batch&&) = default;
+
+  void Clear() {
+    entries_.clear();
+    cur_block_ = 0;
+    used_ = 0;
+  }
+  size_t size() const { return entries_.size(); }
+  Slice Get(size_t i) const { return Slice(entries_[i].data, entries_[i].len); }
+
+  // Appends a copy of key.  REQUIRES: len <= LSM_MAX_KEY_SIZE.
+  // Throws std::bad_alloc.
+  void Add(const uint8_t* key, size_t len);
+
+  // Reserves len bytes of stable storage for a key being assembled and
+  // records it as the next entry; returns where to write it.
+  uint8_t* AppendUninitialized(size_t len);
+
+  // Undo point for a failed multi-key append (decode of a corrupt page).
+  struct Mark {
+    size_t nentries, block, used;
+  };
+  Mark GetMark() const { return Mark{entries_.size(), cur_block_, used_}; }
+  void Rewind(const Mark& m) {
+    entries_.resize(m.nentries);
+    cur_block_ = m.block;
+    used_ = m.used;
+  }
+
+  // Appends the entries of a data page's content; LSM_CORRUPT (batch
+  // unchanged) if the page fails validation.
+  LsmStatus AddDataPage(const uint8_t* content, size_t len);
+
+ private:
+  static constexpr size_t kBlockSize = 32 * 1024;
+  static_assert(kBlockSize >= LSM_MAX_KEY_SIZE, "a block holds any key");
+
+  struct Entry {
+    const uint8_t* data;
+    size_t len;
+  };
+
+  uint8_t* Allocate(size_t len);
+
+  std::vector<Entry> entries_;
+  std::vector<std::unique_ptr<uint8_t[]>> blocks_;
+  size_t cur_block_ = 0;  // block being filled (== blocks_.size(): none)
+  size_t used_ = 0;       // bytes used in blocks_[cur_block_]
+};
+
+}  // namespace lsm
+
+// The C API's opaque batch handle (lsm_core.h).
+struct LsmBatch {
+  lsm::Batch rep;
+};
+
+#endif  // LSM_CORE_BATCH_H_

@@ -1,0 +1,441 @@
+// lsm_core.cc — the extern "C" API of lsm_core.h.
+//
+// Error-handling regime at the C/C++ boundary: every function is a thin
+// wrapper that catches every exception.  Status-returning functions map
+// std::bad_alloc to LSM_NO_MEMORY and anything else to LSM_INTERNAL; void,
+// integer and pointer functions swallow exceptions (none of them can throw in
+// practice) and leave their outputs in a safe state.  Invalid arguments (NULL
+// handles, out-of-range indexes) give LSM_INVALID, or a no-op / 0 / NULL for
+// functions without a status.
+
+#include "port.h"
+#include "lsm_core.h"
+
+#include <cstring>
+#include <new>
+
+#include "arena.h"
+#include "batch.h"
+#include "hash.h"
+#include "memtable.h"
+#include "merge.h"
+#include "page_format.h"
+#include "run_builder.h"
+
+struct LsmRunBuilder {
+  explicit LsmRunBuilder(size_t cap) : rep(cap) {}
+  lsm::RunBuilder rep;
+};
+
+#define LSM_API_TRY try {
+#define LSM_API_CATCH_STATUS                \
+  }                                         \
+  catch (const std::bad_alloc&) {           \
+    return LSM_NO_MEMORY;                   \
+  }                                         \
+  catch (...) {                             \
+    return LSM_INTERNAL;                    \
+  }
+#define LSM_API_CATCH_RETURN(value) \
+  }                                 \
+  catch (...) {                     \
+    return value;                   \
+  }
+
+extern "C" {
+
+const char* lsm_status_message(LsmStatus s) noexcept {
+  switch (s) {
+    case LSM_OK:
+      return "success";
+    case LSM_END:
+      return "no more entries";
+    case LSM_NEED_PAGE:
+      return "a merge source needs its next page";
+    case LSM_PAGE_READY:
+      return "finished pages are waiting";
+    case LSM_NEED_CHUNK:
+      return "the memtable needs another shared-memory chunk";
+    case LSM_NO_MEMORY:
+      return "out of memory";
+    case LSM_CORRUPT:
+      return "page content failed validation";
+    case LSM_INVALID:
+      return "invalid argument or misuse of the lsm core API";
+    case LSM_TOO_LARGE:
+      return "key or entries too large";
+    case LSM_INTERNAL:
+      return "internal error in the lsm core";
+  }
+  return "unknown lsm status";
+}
+
+// ---------------------------------------------------------------------------
+// Batches
+
+LsmStatus lsm_batch_create(LsmBatch** out) noexcept {
+  LSM_API_TRY
+  if (out == nullptr) return LSM_INVALID;
+  *out = nullptr;
+  *out = new LsmBatch;
+  return LSM_OK;
+  LSM_API_CATCH_STATUS
+}
+
+void lsm_batch_destroy(LsmBatch* b) noexcept {
+  LSM_API_TRY
+  delete b;
+  LSM_API_CATCH_RETURN()
+}
+
+void lsm_batch_clear(LsmBatch* b) noexcept {
+  LSM_API_TRY
+  if (b != nullptr) b->rep.Clear();
+  LSM_API_CATCH_RETURN()
+}
+
+LsmStatus lsm_batch_add_datapage(LsmBatch* b, const uint8_t* content,
+                                 size_t len) noexcept {
+  LSM_API_TRY
+  if (b == nullptr || content == nullptr) return LSM_INVALID;
+  return b->rep.AddDataPage(content, len);
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_batch_add_key(LsmBatch* b, const uint8_t* key,
+                            size_t len) noexcept {
+  LSM_API_TRY
+  if (b == nullptr || (key == nullptr && len > 0)) return LSM_INVALID;
+  if (len > LSM_MAX_KEY_SIZE) return LSM_TOO_LARGE;
+  b->rep.Add(key, len);
+  return LSM_OK;
+  LSM_API_CATCH_STATUS
+}
+
+size_t lsm_batch_count(const LsmBatch* b) noexcept {
+  LSM_API_TRY
+  return b == nullptr ? 0 : b->rep.size();
+  LSM_API_CATCH_RETURN(0)
+}
+
+void lsm_batch_get(const LsmBatch* b, size_t i, const uint8_t** key,
+                   size_t* len) noexcept {
+  LSM_API_TRY
+  if (key == nullptr || len == nullptr) return;
+  if (b == nullptr || i >= b->rep.size()) {
+    *key = nullptr;
+    *len = 0;
+    return;
+  }
+  lsm::Slice k = b->rep.Get(i);
+  *key = k.data;
+  *len = k.size;
+  LSM_API_CATCH_RETURN()
+}
+
+// ---------------------------------------------------------------------------
+// Page content formats
+
+LsmStatus lsm_datapage_check(const uint8_t* content, size_t len) noexcept {
+  LSM_API_TRY
+  return lsm::CheckDataPage(content, len);
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_datapage_build(const LsmBatch* b, const uint8_t* keep,
+                             uint8_t* content, size_t cap,
+                             size_t* len_out) noexcept {
+  LSM_API_TRY
+  if (b == nullptr || content == nullptr || len_out == nullptr)
+    return LSM_INVALID;
+  if (cap > lsm::kMaxContentCap) cap = lsm::kMaxContentCap;  // u16 offsets
+  if (cap < lsm::kDataPageHeaderSize) return LSM_TOO_LARGE;
+  const lsm::Batch& batch = b->rep;
+  lsm::DataPageBuilder builder(cap);
+  lsm::Slice prev;
+  bool have_prev = false;
+  for (size_t i = 0; i < batch.size(); i++) {
+    if (keep != nullptr && keep[i] == 0) continue;
+    lsm::Slice k = batch.Get(i);
+    if (have_prev && lsm::CompareKeys(prev, k) >= 0) return LSM_INVALID;
+    if (!builder.Add(k.data, k.size)) return LSM_TOO_LARGE;
+    prev = k;
+    have_prev = true;
+  }
+  size_t len = builder.Finish();
+  std::memcpy(content, builder.buffer(), len);
+  *len_out = len;
+  return LSM_OK;
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_runheader_parse(const uint8_t* content, size_t len,
+                              LsmRunHeader* out) noexcept {
+  LSM_API_TRY
+  if (out == nullptr) return LSM_INVALID;
+  if (content == nullptr) return LSM_CORRUPT;
+  lsm::RunHeaderInfo info;
+  size_t root_off;
+  LsmStatus st = lsm::ParseRunHeader(content, len, &info, &root_off);
+  if (st != LSM_OK) return st;
+  out->nentries = info.nentries;
+  out->ndata_pages = info.ndata_pages;
+  out->npages = info.npages;
+  out->height = info.height;
+  out->min_key = info.min_key.data;
+  out->min_key_len = info.min_key.size;
+  out->max_key = info.max_key.data;
+  out->max_key_len = info.max_key.size;
+  return LSM_OK;
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_fence_find(const uint8_t* content, size_t len, int is_header,
+                         LsmFindMode mode, const uint8_t* target, size_t tlen,
+                         uint32_t* child, int* child_is_data) noexcept {
+  LSM_API_TRY
+  if (child == nullptr || child_is_data == nullptr) return LSM_INVALID;
+  if ((mode == LSM_FIND_LE || mode == LSM_FIND_LT) && target == nullptr &&
+      tlen > 0)
+    return LSM_INVALID;
+  if (mode != LSM_FIND_FIRST && mode != LSM_FIND_LAST && mode != LSM_FIND_LE &&
+      mode != LSM_FIND_LT)
+    return LSM_INVALID;
+  if (content == nullptr) return LSM_CORRUPT;
+  bool is_data = false;
+  LsmStatus st = lsm::FenceFind(content, len, is_header != 0, mode, target,
+                                tlen, child, &is_data);
+  if (st == LSM_OK) *child_is_data = is_data ? 1 : 0;
+  return st;
+  LSM_API_CATCH_STATUS
+}
+
+// ---------------------------------------------------------------------------
+// Run builder
+
+LsmStatus lsm_runbuilder_create(size_t content_cap,
+                                LsmRunBuilder** out) noexcept {
+  LSM_API_TRY
+  if (out == nullptr) return LSM_INVALID;
+  *out = nullptr;
+  if (!lsm::RunBuilder::ValidCapacity(content_cap)) return LSM_INVALID;
+  *out = new LsmRunBuilder(content_cap);
+  return LSM_OK;
+  LSM_API_CATCH_STATUS
+}
+
+void lsm_runbuilder_destroy(LsmRunBuilder* b) noexcept {
+  LSM_API_TRY
+  delete b;
+  LSM_API_CATCH_RETURN()
+}
+
+LsmStatus lsm_runbuilder_add(LsmRunBuilder* b, const uint8_t* key,
+                             size_t len) noexcept {
+  LSM_API_TRY
+  if (b == nullptr) return LSM_INVALID;
+  return b->rep.Add(key, len);
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_runbuilder_finish(LsmRunBuilder* b) noexcept {
+  LSM_API_TRY
+  if (b == nullptr) return LSM_INVALID;
+  return b->rep.Finish();
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_runbuilder_take_page(LsmRunBuilder* b,
+                                   LsmPageOut* out) noexcept {
+  LSM_API_TRY
+  if (b == nullptr || out == nullptr) return LSM_INVALID;
+  return b->rep.TakePage(out);
+  LSM_API_CATCH_STATUS
+}
+
+uint64_t lsm_runbuilder_count(const LsmRunBuilder* b) noexcept {
+  LSM_API_TRY
+  return b == nullptr ? 0 : b->rep.count();
+  LSM_API_CATCH_RETURN(0)
+}
+
+// ---------------------------------------------------------------------------
+// Arena
+
+size_t lsm_arena_size(uint32_t nchunks, uint32_t chunk_size) noexcept {
+  LSM_API_TRY
+  return lsm::Arena::RegionSize(nchunks, chunk_size);
+  LSM_API_CATCH_RETURN(0)
+}
+
+LsmStatus lsm_arena_init(void* base, uint32_t nchunks,
+                         uint32_t chunk_size) noexcept {
+  LSM_API_TRY
+  return lsm::Arena::Init(base, nchunks, chunk_size);
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_arena_alloc_chunk(void* base, uint32_t* chunk) noexcept {
+  LSM_API_TRY
+  return lsm::Arena::AllocChunk(base, chunk);
+  LSM_API_CATCH_STATUS
+}
+
+uint32_t lsm_arena_free_chunks(const void* base) noexcept {
+  LSM_API_TRY
+  return lsm::Arena::FreeChunks(base);
+  LSM_API_CATCH_RETURN(0)
+}
+
+uint32_t lsm_arena_chunk_size(const void* base) noexcept {
+  LSM_API_TRY
+  return lsm::Arena::ChunkSize(base);
+  LSM_API_CATCH_RETURN(0)
+}
+
+// ---------------------------------------------------------------------------
+// Memtable
+
+void lsm_memtable_init(LsmMemtable* mt) noexcept {
+  LSM_API_TRY
+  if (mt != nullptr) lsm::Memtable::Init(mt);
+  LSM_API_CATCH_RETURN()
+}
+
+LsmStatus lsm_memtable_insert(void* base, LsmMemtable* mt, const uint8_t* key,
+                              size_t len) noexcept {
+  LSM_API_TRY
+  return lsm::Memtable::Insert(base, mt, key, len);
+  LSM_API_CATCH_STATUS
+}
+
+void lsm_memtable_add_chunk(void* base, LsmMemtable* mt,
+                            uint32_t chunk) noexcept {
+  LSM_API_TRY
+  if (base != nullptr && mt != nullptr)
+    lsm::Memtable::AddChunk(base, mt, chunk);  // ignores non-chunk offsets
+  LSM_API_CATCH_RETURN()
+}
+
+void lsm_memtable_release(void* base, LsmMemtable* mt) noexcept {
+  LSM_API_TRY
+  if (base != nullptr && mt != nullptr) lsm::Memtable::Release(base, mt);
+  LSM_API_CATCH_RETURN()
+}
+
+uint64_t lsm_memtable_memory(const void* base,
+                             const LsmMemtable* mt) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || mt == nullptr) return 0;
+  return lsm::Memtable::Memory(base, mt);
+  LSM_API_CATCH_RETURN(0)
+}
+
+LsmStatus lsm_memtable_copy_range(const void* base, const LsmMemtable* mt,
+                                  const uint8_t* lo, size_t lolen,
+                                  const uint8_t* hi, size_t hilen,
+                                  LsmBatch* b) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || mt == nullptr || b == nullptr) return LSM_INVALID;
+  return lsm::Memtable::CopyRange(base, mt, lo, lolen, hi, hilen, &b->rep);
+  LSM_API_CATCH_STATUS
+}
+
+void lsm_memtable_seek(const void* base, const LsmMemtable* mt,
+                       const uint8_t* target, size_t tlen,
+                       LsmMemtableIter* it) noexcept {
+  LSM_API_TRY
+  if (it == nullptr) return;
+  it->base = base;
+  it->node = 0;
+  if (base == nullptr || mt == nullptr) return;
+  it->node = lsm::Memtable::Seek(base, mt, target, tlen);
+  LSM_API_CATCH_RETURN()
+}
+
+int lsm_memtable_iter_valid(const LsmMemtableIter* it) noexcept {
+  LSM_API_TRY
+  return it != nullptr && it->base != nullptr && it->node != 0;
+  LSM_API_CATCH_RETURN(0)
+}
+
+void lsm_memtable_iter_next(LsmMemtableIter* it) noexcept {
+  LSM_API_TRY
+  if (lsm_memtable_iter_valid(it))
+    it->node = lsm::Memtable::Next(it->base, it->node);
+  LSM_API_CATCH_RETURN()
+}
+
+void lsm_memtable_iter_key(const LsmMemtableIter* it, const uint8_t** key,
+                           size_t* len) noexcept {
+  LSM_API_TRY
+  if (key == nullptr || len == nullptr) return;
+  if (!lsm_memtable_iter_valid(it)) {
+    *key = nullptr;
+    *len = 0;
+    return;
+  }
+  lsm::Slice k = lsm::Memtable::Key(it->base, it->node);
+  *key = k.data;
+  *len = k.size;
+  LSM_API_CATCH_RETURN()
+}
+
+// ---------------------------------------------------------------------------
+// Merging iterator
+
+LsmStatus lsm_merge_create(int nsources, int backward, const uint8_t* lo,
+                           size_t lolen, const uint8_t* hi, size_t hilen,
+                           LsmMerge** out) noexcept {
+  LSM_API_TRY
+  if (out == nullptr) return LSM_INVALID;
+  *out = nullptr;
+  if (nsources < 0) return LSM_INVALID;
+  *out = new LsmMerge(nsources, backward != 0, lo, lolen, hi, hilen);
+  return LSM_OK;
+  LSM_API_CATCH_STATUS
+}
+
+void lsm_merge_destroy(LsmMerge* m) noexcept {
+  LSM_API_TRY
+  delete m;
+  LSM_API_CATCH_RETURN()
+}
+
+LsmBatch* lsm_merge_source_batch(LsmMerge* m, int src) noexcept {
+  LSM_API_TRY
+  return m == nullptr ? nullptr : m->rep.SourceBatch(src);
+  LSM_API_CATCH_RETURN(nullptr)
+}
+
+void lsm_merge_source_ready(LsmMerge* m, int src) noexcept {
+  LSM_API_TRY
+  if (m != nullptr) m->rep.SourceReady(src);
+  LSM_API_CATCH_RETURN()
+}
+
+void lsm_merge_source_done(LsmMerge* m, int src) noexcept {
+  LSM_API_TRY
+  if (m != nullptr) m->rep.SourceDone(src);
+  LSM_API_CATCH_RETURN()
+}
+
+LsmStatus lsm_merge_next(LsmMerge* m, const uint8_t** key, size_t* len,
+                         int* need_src) noexcept {
+  LSM_API_TRY
+  if (m == nullptr || key == nullptr || len == nullptr || need_src == nullptr)
+    return LSM_INVALID;
+  return m->rep.Next(key, len, need_src);
+  LSM_API_CATCH_STATUS
+}
+
+// ---------------------------------------------------------------------------
+// Hashing
+
+uint64_t lsm_hash64(const void* data, size_t len, uint64_t seed) noexcept {
+  LSM_API_TRY
+  return lsm::Hash64(data, len, seed);
+  LSM_API_CATCH_RETURN(0)
+}
+
+}  // extern "C"

@@ -1,0 +1,164 @@
+// memtable.cc — arena skiplist.
+
+#include "port.h"
+#include "memtable.h"
+
+#include <cstring>
+
+#include "arena.h"
+
+namespace lsm {
+
+void Memtable::Init(LsmMemtable* mt) {
+  std::memset(mt, 0, sizeof(*mt));
+  mt->max_height = 1;
+  mt->rng = kMemtableSeed;
+}
+
+// xorshift64*: cheap, and its state is plain data in shared memory.
+int Memtable::RandomHeight(uint64_t* rng) {
+  int height = 1;
+  uint64_t x = *rng;
+  for (;;) {
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    uint64_t r = x * 0x2545F4914F6CDD1Dull;
+    if (height >= kMaxHeight || (r >> 32) % kBranching != 0) break;
+    height++;
+  }
+  *rng = x;
+  return height;
+}
+
+uint32_t Memtable::PlaceNode(void* base, LsmMemtable* mt, const uint8_t* key,
+                             size_t len, int height) {
+  uint32_t node = mt->cur_chunk + mt->chunk_used;
+  uint8_t* p = static_cast<uint8_t*>(base) + node;
+  uint16_t klen = static_cast<uint16_t>(len);
+  std::memcpy(p, &klen, sizeof(klen));
+  p[2] = static_cast<uint8_t>(height);
+  p[3] = 0;
+  std::memset(p + kNodeHeaderSize, 0, 4 * height);
+  if (len > 0) std::memcpy(p + kNodeHeaderSize + 4 * height, key, len);
+  mt->chunk_used += NodeSize(len, height);
+  return node;
+}
+
+LsmStatus Memtable::AddChunk(void* base, LsmMemtable* mt, uint32_t chunk) {
+  if (!Arena::IsChunk(base, chunk)) return LSM_INVALID;
+  uint8_t* b = static_cast<uint8_t*>(base);
+  std::memset(b + chunk, 0, kChunkLinkSize);
+  std::memcpy(b + chunk, &mt->first_chunk, sizeof(uint32_t));
+  mt->first_chunk = chunk;
+  mt->cur_chunk = chunk;
+  mt->chunk_used = kChunkLinkSize;
+  mt->nchunks++;
+  if (mt->head == 0) {
+    mt->head = PlaceNode(base, mt, nullptr, 0, kMaxHeight);
+    mt->max_height = 1;
+  }
+  return LSM_OK;
+}
+
+uint32_t Memtable::FindGreaterOrEqual(const void* base, const LsmMemtable* mt,
+                                      const uint8_t* key, size_t len,
+                                      uint32_t* prev) {
+  uint32_t x = mt->head;
+  int level = static_cast<int>(mt->max_height) - 1;
+  for (;;) {
+    uint32_t next = NextArray(base, x)[level];
+    if (next != 0) {
+      Slice k = Key(base, next);
+      if (CompareKeys(k.data, k.size, key, len) < 0) {
+        x = next;
+        continue;
+      }
+    }
+    if (prev != nullptr) prev[level] = x;
+    if (level == 0) return next;
+    level--;
+  }
+}
+
+LsmStatus Memtable::Insert(void* base, LsmMemtable* mt, const uint8_t* key,
+                           size_t len) {
+  if (base == nullptr || mt == nullptr || (key == nullptr && len > 0))
+    return LSM_INVALID;
+  if (len > LSM_MAX_KEY_SIZE) return LSM_TOO_LARGE;
+  if (mt->head == 0) return LSM_NEED_CHUNK;
+  if (mt->max_height < 1 || mt->max_height > kMaxHeight) return LSM_INVALID;
+
+  uint32_t prev[kMaxHeight];
+  uint32_t x = FindGreaterOrEqual(base, mt, key, len, prev);
+  if (x != 0) {
+    Slice k = Key(base, x);
+    if (KeysEqual(k.data, k.size, key, len)) return LSM_OK;  // unique keys
+  }
+
+  // Decide the height on a copy of the state: NEED_CHUNK changes nothing, and
+  // the retry draws the same height.
+  uint64_t rng = mt->rng;
+  int height = RandomHeight(&rng);
+  uint32_t size = NodeSize(len, height);
+  uint32_t chunk_size = Arena::ChunkSize(base);
+  if (chunk_size == 0) return LSM_INVALID;
+  if (mt->cur_chunk == 0 ||
+      static_cast<uint64_t>(mt->chunk_used) + size > chunk_size)
+    return LSM_NEED_CHUNK;
+
+  mt->rng = rng;
+  if (height > static_cast<int>(mt->max_height)) {
+    for (int i = static_cast<int>(mt->max_height); i < height; i++)
+      prev[i] = mt->head;
+    mt->max_height = static_cast<uint32_t>(height);
+  }
+  uint32_t node = PlaceNode(base, mt, key, len, height);
+  uint32_t* next = NextArray(base, node);
+  for (int i = 0; i < height; i++) {
+    uint32_t* pnext = NextArray(base, prev[i]);
+    next[i] = pnext[i];
+    pnext[i] = node;
+  }
+  mt->nentries++;
+  mt->key_bytes += len;
+  return LSM_OK;
+}
+
+void Memtable::Release(void* base, LsmMemtable* mt) {
+  const uint8_t* b = static_cast<const uint8_t*>(base);
+  uint32_t c = mt->first_chunk;
+  // Bounded by nchunks so that a damaged chain cannot loop forever.
+  for (uint32_t i = 0; c != 0 && i < mt->nchunks; i++) {
+    uint32_t next;
+    std::memcpy(&next, b + c, sizeof(next));
+    Arena::FreeChunk(base, c);
+    c = next;
+  }
+  Init(mt);
+}
+
+uint64_t Memtable::Memory(const void* base, const LsmMemtable* mt) {
+  return static_cast<uint64_t>(mt->nchunks) * Arena::ChunkSize(base);
+}
+
+uint32_t Memtable::Seek(const void* base, const LsmMemtable* mt,
+                        const uint8_t* target, size_t tlen) {
+  if (mt->head == 0 || mt->max_height < 1 || mt->max_height > kMaxHeight)
+    return 0;
+  if (target == nullptr) return Next(base, mt->head);
+  return FindGreaterOrEqual(base, mt, target, tlen, nullptr);
+}
+
+LsmStatus Memtable::CopyRange(const void* base, const LsmMemtable* mt,
+                              const uint8_t* lo, size_t lolen,
+                              const uint8_t* hi, size_t hilen, Batch* b) {
+  for (uint32_t x = Seek(base, mt, lo, lolen); x != 0; x = Next(base, x)) {
+    Slice k = Key(base, x);
+    if (hi != nullptr && BeyondPrefixUpper(k.data, k.size, hi, hilen)) break;
+    b->Add(k.data, k.size);
+  }
+  return LSM_OK;
+}
+
+}  // namespace lsm

@@ -1,0 +1,171 @@
+// merge.cc — heap-based merging iterator with bounds and de-duplication.
+
+#include "port.h"
+#include "merge.h"
+
+#include <utility>
+
+namespace lsm {
+
+MergingIterator::MergingIterator(int nsources, bool backward,
+                                 const uint8_t* lo, size_t lolen,
+                                 const uint8_t* hi, size_t hilen)
+    : n_(nsources),
+      backward_(backward),
+      has_lo_(lo != nullptr),
+      has_hi_(hi != nullptr),
+      sources_(new Source[nsources > 0 ? nsources : 1]) {
+  if (has_lo_) lo_.assign(lo, lo + lolen);
+  if (has_hi_) hi_.assign(hi, hi + hilen);
+  heap_.reserve(n_);
+  need_.reserve(n_ + 1);
+  for (int i = 0; i < n_; i++) need_.push_back(i);
+  last_.reserve(LSM_MAX_KEY_SIZE);
+}
+
+LsmBatch* MergingIterator::SourceBatch(int src) {
+  if (src < 0 || src >= n_) return nullptr;
+  return &sources_[src].batch;
+}
+
+void MergingIterator::SourceReady(int src) {
+  if (src < 0 || src >= n_ || sources_[src].state != State::kNeed) {
+    misuse_ = true;
+    return;
+  }
+  Source& s = sources_[src];
+  const Batch& b = s.batch.rep;
+  const size_t count = b.size();
+  // Binary search for the first key not on the near side of the scan.
+  size_t lo = 0, hi = count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    Slice k = b.Get(mid);
+    bool near_side = backward_ ? !BeyondHi(k) : BeforeLo(k);
+    if (near_side)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (!backward_) {
+    if (lo == count) return;  // nothing >= lo here: ask again
+    s.pos = lo;
+    if (BeyondHi(b.Get(s.pos))) {
+      s.state = State::kDone;
+      return;
+    }
+  } else {
+    if (lo == 0) return;  // everything beyond hi: ask again
+    s.pos = lo - 1;
+    if (BeforeLo(b.Get(s.pos))) {
+      s.state = State::kDone;
+      return;
+    }
+  }
+  s.state = State::kActive;
+  heap_.push_back(src);
+  SiftUp(heap_.size() - 1);
+}
+
+void MergingIterator::SourceDone(int src) {
+  if (src < 0 || src >= n_ || sources_[src].state == State::kActive) {
+    misuse_ = true;
+    return;
+  }
+  sources_[src].state = State::kDone;
+}
+
+void MergingIterator::SiftDown(size_t i) {
+  const size_t n = heap_.size();
+  int x = heap_[i];
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && Before(heap_[c + 1], heap_[c])) c++;
+    if (!Before(heap_[c], x)) break;
+    heap_[i] = heap_[c];
+    i = c;
+  }
+  heap_[i] = x;
+}
+
+void MergingIterator::SiftUp(size_t i) {
+  int x = heap_[i];
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (!Before(x, heap_[p])) break;
+    heap_[i] = heap_[p];
+    i = p;
+  }
+  heap_[i] = x;
+}
+
+void MergingIterator::PopTop() {
+  heap_[0] = heap_.back();
+  heap_.pop_back();
+  if (!heap_.empty()) SiftDown(0);
+}
+
+void MergingIterator::AdvanceTop() {
+  const int src = heap_[0];
+  Source& s = sources_[src];
+  bool exhausted;
+  if (!backward_) {
+    exhausted = ++s.pos >= s.batch.rep.size();
+  } else {
+    exhausted = s.pos == 0;
+    if (!exhausted) s.pos--;
+  }
+  if (exhausted) {
+    s.state = State::kNeed;
+    need_.push_back(src);
+    PopTop();
+    return;
+  }
+  Slice k = Current(src);
+  if (backward_ ? BeforeLo(k) : BeyondHi(k)) {
+    s.state = State::kDone;  // past the far bound: never asked again
+    PopTop();
+    return;
+  }
+  SiftDown(0);
+}
+
+LsmStatus MergingIterator::Next(const uint8_t** key, size_t* len,
+                                int* need_src) {
+  if (misuse_) return LSM_INVALID;
+  if (pending_ >= 0) {
+    // The caller could not have touched the top source since we returned its
+    // key (misuse would have been flagged), so it is still the heap's top.
+    if (heap_.empty() || heap_[0] != pending_) return LSM_INTERNAL;
+    pending_ = -1;
+    AdvanceTop();
+  }
+  for (;;) {
+    while (need_head_ < need_.size()) {
+      int src = need_[need_head_];
+      if (sources_[src].state == State::kNeed) {
+        *need_src = src;
+        return LSM_NEED_PAGE;
+      }
+      need_head_++;
+    }
+    need_.clear();
+    need_head_ = 0;
+    if (heap_.empty()) return LSM_END;
+    const int top = heap_[0];
+    Slice k = Current(top);
+    if (has_last_ && KeysEqual(k.data, k.size, last_.data(), last_.size())) {
+      AdvanceTop();  // the same key from another source
+      continue;
+    }
+    last_.assign(k.data, k.data + k.size);
+    has_last_ = true;
+    pending_ = top;
+    *key = k.data;
+    *len = k.size;
+    return LSM_OK;
+  }
+}
+
+}  // namespace lsm

@@ -1,0 +1,144 @@
+# tests/lib.sh — shell functions shared by tests/setup.sh, tests/run_all.sh,
+# bench/demo.sh and .ci/run.  Source it; it defines functions and variables
+# and runs nothing.
+#
+# Everything that starts a PostgreSQL server runs as the unprivileged
+# `postgres` user (the server refuses root), from a scratch directory that
+# user owns, on a private Unix socket: nothing here touches a system cluster
+# or port 5432.
+
+LSM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
+PGXS_DIR=/usr/lib/postgresql/15/lib/pgxs
+PG_TAP_PERL=$PGXS_DIR/src/test/perl
+PG_REGRESS=$PGXS_DIR/src/test/regress/pg_regress
+PG_USER=postgres
+
+# Debian packages the build and every test stage need.
+LSM_PACKAGES=(
+	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
+	libtap-parser-sourcehandler-pgtap-perl libipc-run-perl
+	libxxhash-dev libgtest-dev g++ make locales
+)
+
+# The libc locale the collation error test refuses (any non-C libc locale).
+LSM_TEST_LIBC_LOCALE=en_US.UTF-8
+
+lsm_log() { printf '==> %s\n' "$*" >&2; }
+lsm_die() { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+require_root() {
+	[ "$(id -u)" -eq 0 ] || lsm_die "$(basename "$0") must run as root (it installs packages and the extension)"
+}
+
+# Install the Debian packages that are missing; do nothing when all are present.
+ensure_packages() {
+	local missing=() p
+	for p in "${LSM_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		lsm_log "installing packages: ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		# Keep the package from creating (and starting) a cluster on port 5432:
+		# install postgresql-common first and turn create_main_cluster off.
+		if ! dpkg-query -W -f='${Status}' postgresql-common 2>/dev/null | grep -q 'install ok installed'; then
+			apt-get install -y -qq --no-install-recommends postgresql-common >/dev/null
+		fi
+		if [ -f /etc/postgresql-common/createcluster.conf ]; then
+			sed -i 's/^#\?\s*create_main_cluster\s*=.*/create_main_cluster = false/' \
+				/etc/postgresql-common/createcluster.conf
+		fi
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	fi
+	id "$PG_USER" >/dev/null 2>&1 || lsm_die "user $PG_USER does not exist after package install"
+	# A non-C libc locale, so the tests can check that lsm refuses it.
+	if ! locale -a 2>/dev/null | grep -qi '^en_US\.utf-\?8$'; then
+		lsm_log "generating locale $LSM_TEST_LIBC_LOCALE"
+		localedef -i en_US -f UTF-8 en_US.UTF-8 || lsm_die "localedef en_US.UTF-8 failed"
+	fi
+}
+
+# Build the extension and install it into the system PostgreSQL (as root).
+build_and_install() {
+	lsm_log "building lsm_am"
+	make -C "$LSM_REPO" -j2 PG_CONFIG="$PG_CONFIG" >&2 || return 1
+	make -C "$LSM_REPO" install PG_CONFIG="$PG_CONFIG" >&2 || return 1
+}
+
+# Run a command as the postgres user with the PostgreSQL binaries first on PATH.
+# Extra environment: pass VAR=value words before the command, as with env(1).
+as_pg() {
+	runuser -u "$PG_USER" -- env PATH="$PG_BINDIR:/usr/local/bin:/usr/bin:/bin" \
+		HOME="${PG_HOME:-/tmp}" LANG=C.UTF-8 LC_ALL= "$@"
+}
+
+# Make a fresh directory owned by postgres and print its path.
+make_scratch_dir() {
+	local d
+	d=$(mktemp -d "${TMPDIR:-/tmp}/lsm_am.${1:-scratch}.XXXXXX") || return 1
+	chown "$PG_USER:" "$d"
+	chmod 755 "$d"
+	printf '%s\n' "$d"
+}
+
+# Copy the repository's test material (no build products) into a scratch dir.
+copy_tests_to() {
+	local dest=$1
+	tar -C "$LSM_REPO" -cf - --exclude=.git --exclude='*.o' --exclude='*.so' \
+		--exclude='*.bc' --exclude=tmp_check --exclude=regress_out \
+		sql expected tests bench 2>/dev/null | tar -C "$dest" -xf -
+	chown -R "$PG_USER:" "$dest"
+}
+
+# A port number for a private cluster.  It only names the socket file inside
+# the cluster's own directory (listen_addresses is empty), so it cannot clash.
+pick_port() {
+	echo $((50000 + RANDOM % 10000))
+}
+
+# cluster_start DIR [PORT] [extra postgresql.conf lines...]
+# initdb DIR/data (UTF8, C.UTF-8), preload lsm_am, listen only on a socket in
+# DIR, start.  Sets CLUSTER_DIR, CLUSTER_PORT, PGHOST, PGPORT.
+cluster_start() {
+	local dir=$1 port=${2:-$(pick_port)}
+	shift 2 || shift $#
+	CLUSTER_DIR=$dir
+	CLUSTER_PORT=$port
+	as_pg initdb -D "$dir/data" -E UTF8 --locale=C.UTF-8 -U "$PG_USER" \
+		--auth=trust -N >"$dir/initdb.log" 2>&1 ||
+		{ cat "$dir/initdb.log" >&2; return 1; }
+	{
+		echo "# added by tests/lib.sh"
+		echo "port = $port"
+		echo "listen_addresses = ''"
+		echo "unix_socket_directories = '$dir'"
+		echo "shared_preload_libraries = 'lsm_am'"
+		echo "fsync = off"
+		echo "max_connections = 50"
+		echo "log_min_messages = warning"
+		echo "lc_messages = 'C'"
+		local line
+		for line in "$@"; do echo "$line"; done
+	} >>"$dir/data/postgresql.conf"
+	chown "$PG_USER:" "$dir/data/postgresql.conf"
+	as_pg pg_ctl -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
+		{ tail -n 50 "$dir/server.log" >&2; return 1; }
+	export PGHOST=$dir PGPORT=$port
+}
+
+# cluster_stop DIR: fast shutdown if running (quiet when it is not).
+cluster_stop() {
+	local dir=${1:-$CLUSTER_DIR}
+	[ -n "$dir" ] && [ -f "$dir/data/postmaster.pid" ] || return 0
+	as_pg pg_ctl -D "$dir/data" -m fast -w -t 60 stop >/dev/null 2>&1 ||
+		as_pg pg_ctl -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+}
+
+# psql as postgres against the current cluster; extra args go to psql.
+pg_psql() {
+	as_pg PGHOST="$PGHOST" PGPORT="$PGPORT" psql -X -v ON_ERROR_STOP=1 "$@"
+}

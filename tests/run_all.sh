@@ -1,0 +1,285 @@
+#!/usr/bin/env bash
+# tests/run_all.sh — the project's test command.  Run as root:
+#
+#   bash tests/run_all.sh                      # setup + every stage
+#   bash tests/run_all.sh --only tap           # one stage (unit|regress|pgtap|tap)
+#   bash tests/run_all.sh --only tap 004 002   # TAP/pgTAP/regress files matching a word
+#   bash tests/run_all.sh --skip-setup ...     # do not install packages or rebuild
+#
+# Stages: unit (GoogleTest, `make -C tests/unit check`), regress (pg_regress,
+# sql/*.sql against expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap
+# (prove, tests/t/*.pl with PostgreSQL::Test::Cluster).  Servers run as the
+# postgres user from a scratch copy in a temporary directory on private
+# sockets.  Each test file (the unit binary counts as one) is one result;
+# the last line printed is "N passed, N failed" and the exit status is non-zero
+# when anything failed.  LSM_KEEP_SCRATCH=1 keeps the scratch directory.
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+STAGES=()
+FILTERS=()
+SKIP_SETUP=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--only)
+		[ $# -ge 2 ] || lsm_die "--only needs unit, regress, pgtap or tap"
+		IFS=, read -r -a more <<<"$2"
+		STAGES+=("${more[@]}")
+		shift 2
+		;;
+	--only=*)
+		IFS=, read -r -a more <<<"${1#--only=}"
+		STAGES+=("${more[@]}")
+		shift
+		;;
+	--skip-setup) SKIP_SETUP=1; shift ;;
+	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+	-*) lsm_die "unknown option $1" ;;
+	*) FILTERS+=("$1"); shift ;;
+	esac
+done
+[ ${#STAGES[@]} -gt 0 ] || STAGES=(unit regress pgtap tap)
+for s in "${STAGES[@]}"; do
+	case $s in unit | regress | pgtap | tap) ;; *) lsm_die "unknown stage '$s'" ;; esac
+done
+
+require_root
+cd "$LSM_REPO"
+
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+TIMINGS=()
+
+record() { # record ok|fail NAME
+	if [ "$1" = ok ]; then
+		PASSED=$((PASSED + 1))
+	else
+		FAILED=$((FAILED + 1))
+		FAILED_NAMES+=("$2")
+	fi
+}
+
+want_stage() {
+	local s
+	for s in "${STAGES[@]}"; do [ "$s" = "$1" ] && return 0; done
+	return 1
+}
+
+# Does file name $1 match the command-line filters (all files when none)?
+wanted() {
+	local f
+	[ ${#FILTERS[@]} -eq 0 ] && return 0
+	for f in "${FILTERS[@]}"; do
+		case $(basename "$1") in *"$f"*) return 0 ;; esac
+	done
+	return 1
+}
+
+summary() {
+	local t
+	echo
+	echo "==================== lsm_am test summary ===================="
+	for t in "${TIMINGS[@]}"; do echo "  $t"; done
+	if [ ${#FAILED_NAMES[@]} -gt 0 ]; then
+		echo "  failed:"
+		for t in "${FAILED_NAMES[@]}"; do echo "    - $t"; done
+	fi
+	echo "$PASSED passed, $FAILED failed"
+}
+
+SCRATCH=
+cleanup() {
+	local d
+	[ -n "$SCRATCH" ] || return 0
+	for d in "$SCRATCH"/cluster-*; do
+		[ -d "$d" ] && cluster_stop "$d"
+	done
+	if [ "${LSM_KEEP_SCRATCH:-0}" = 1 ]; then
+		echo "scratch kept in $SCRATCH" >&2
+	else
+		rm -rf "$SCRATCH"
+	fi
+	SCRATCH=
+}
+trap 'cleanup >/dev/null 2>&1' EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------- setup
+if [ "$SKIP_SETUP" = 0 ]; then
+	start=$SECONDS
+	lsm_log "setup: packages, build, install"
+	if ! bash "$LSM_REPO/tests/setup.sh"; then
+		record fail "setup (tests/setup.sh: package install or build failed)"
+		TIMINGS+=("setup    $((SECONDS - start))s  FAILED")
+		summary
+		exit 1
+	fi
+	TIMINGS+=("setup    $((SECONDS - start))s")
+fi
+
+SCRATCH=$(make_scratch_dir run) || lsm_die "cannot make a scratch directory"
+SRC=$SCRATCH/src
+mkdir -p "$SRC"
+copy_tests_to "$SRC"
+
+# ---------------------------------------------------------------- unit
+run_unit() {
+	local start=$SECONDS log=$SCRATCH/unit.log rc
+	lsm_log "unit: make -C tests/unit check"
+	if [ ! -f "$LSM_REPO/tests/unit/Makefile" ]; then
+		echo "tests/unit/Makefile is missing: no unit tests to run" >&2
+		record fail "unit (tests/unit/Makefile missing)"
+	else
+		make -C "$LSM_REPO/tests/unit" check PG_CONFIG="$PG_CONFIG" >"$log" 2>&1
+		rc=$?
+		# The GoogleTest summary lines, or the whole tail when it did not get there
+		grep -E '^\[(==========|  PASSED  |  FAILED  )\]' "$log" || tail -n 40 "$log"
+		if [ $rc -eq 0 ]; then
+			record ok unit
+		else
+			echo "---- unit test output (tail) ----"
+			tail -n 80 "$log"
+			record fail "unit (make -C tests/unit check exited $rc)"
+		fi
+	fi
+	TIMINGS+=("unit     $((SECONDS - start))s")
+}
+
+# ---------------------------------------------------------------- regress
+run_regress() {
+	local start=$SECONDS dir=$SCRATCH/cluster-regress tests=() f name rc line
+	local out=$SRC/regress_out log=$SCRATCH/regress.log nfail=0 nseen=0
+	for f in "$SRC"/sql/*.sql; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .sql)
+		case $name in lsm_am--*) continue ;; esac
+		wanted "$f" && tests+=("$name")
+	done
+	lsm_log "regress: ${#tests[@]} pg_regress tests"
+	if [ ${#tests[@]} -eq 0 ]; then
+		TIMINGS+=("regress  0s (no tests)")
+		return
+	fi
+	mkdir -p "$dir" "$out" && chown "$PG_USER:" "$dir" "$out"
+	if ! cluster_start "$dir" "$(pick_port)"; then
+		record fail "regress (could not start a cluster)"
+		TIMINGS+=("regress  $((SECONDS - start))s")
+		return
+	fi
+	(cd "$SRC" && as_pg "$PG_REGRESS" --inputdir="$SRC" --outputdir="$out" \
+		--bindir="$PG_BINDIR" --host="$dir" --port="$CLUSTER_PORT" \
+		--dbname=contrib_regression "${tests[@]}") >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	# "test NAME ... ok  12 ms" / "test NAME ... FAILED  12 ms"
+	while IFS= read -r line; do
+		if [[ $line =~ ^(test[[:space:]]+)?[[:space:]]*([A-Za-z0-9_.-]+)[[:space:]]+\.\.\.[[:space:]]+(ok|FAILED|failed) ]]; then
+			nseen=$((nseen + 1))
+			if [ "${BASH_REMATCH[3]}" = ok ]; then
+				record ok "regress/${BASH_REMATCH[2]}"
+			else
+				record fail "regress/${BASH_REMATCH[2]}"
+				nfail=$((nfail + 1))
+			fi
+		fi
+	done <"$log"
+	if [ $rc -ne 0 ] && [ $nfail -eq 0 ]; then
+		record fail "regress (pg_regress exited $rc)"
+	fi
+	if [ $nseen -lt ${#tests[@]} ] && [ $rc -eq 0 ]; then
+		record fail "regress (only $nseen of ${#tests[@]} tests reported)"
+	fi
+	if [ -s "$out/regression.diffs" ]; then
+		echo "---- regression.diffs ----"
+		cat "$out/regression.diffs"
+	fi
+	if [ $rc -ne 0 ]; then
+		echo "---- server log (tail) ----"
+		tail -n 40 "$dir/server.log"
+	fi
+	cluster_stop "$dir"
+	TIMINGS+=("regress  $((SECONDS - start))s")
+}
+
+# ---------------------------------------------------------------- pgtap
+run_pgtap() {
+	local start=$SECONDS dir=$SCRATCH/cluster-pgtap files=() f db n=0 rc nfail=0
+	for f in "$SRC"/tests/pgtap/*.sql; do
+		[ -e "$f" ] && wanted "$f" && files+=("$f")
+	done
+	lsm_log "pgtap: ${#files[@]} files"
+	if [ ${#files[@]} -eq 0 ]; then
+		TIMINGS+=("pgtap    0s (no tests)")
+		return
+	fi
+	mkdir -p "$dir" && chown "$PG_USER:" "$dir"
+	if ! cluster_start "$dir" "$(pick_port)"; then
+		record fail "pgtap (could not start a cluster)"
+		TIMINGS+=("pgtap    $((SECONDS - start))s")
+		return
+	fi
+	for f in "${files[@]}"; do
+		n=$((n + 1))
+		db=pgtap_$n
+		# Each file gets a fresh database; the file creates its extensions.
+		(cd "$SRC" && as_pg PGHOST="$dir" PGPORT="$CLUSTER_PORT" createdb "$db") &&
+			(cd "$SRC" && as_pg pg_prove --ext .sql -h "$dir" -p "$CLUSTER_PORT" \
+				-d "$db" --failures "tests/pgtap/$(basename "$f")") 2>&1
+		rc=$?
+		if [ "$rc" -eq 0 ]; then
+			record ok "pgtap/$(basename "$f")"
+		else
+			record fail "pgtap/$(basename "$f")"
+			nfail=$((nfail + 1))
+		fi
+	done
+	if [ $nfail -gt 0 ]; then
+		echo "---- pgtap server log (tail) ----"
+		tail -n 30 "$dir/server.log"
+	fi
+	cluster_stop "$dir"
+	TIMINGS+=("pgtap    $((SECONDS - start))s")
+}
+
+# ---------------------------------------------------------------- tap
+run_tap() {
+	local start=$SECONDS files=() f name tdir rc t0 lf
+	for f in "$SRC"/tests/t/*.pl; do
+		[ -e "$f" ] && wanted "$f" && files+=("$f")
+	done
+	lsm_log "tap: ${#files[@]} files"
+	for f in "${files[@]}"; do
+		name=$(basename "$f" .pl)
+		tdir=$SCRATCH/tap-$name
+		mkdir -p "$tdir" && chown "$PG_USER:" "$tdir"
+		t0=$SECONDS
+		(cd "$SRC/tests" && as_pg PERL5LIB="$PG_TAP_PERL" PG_REGRESS="$PG_REGRESS" \
+			TESTDIR="$tdir" \
+			${LSM_DIFF_SEED:+LSM_DIFF_SEED="$LSM_DIFF_SEED"} \
+			prove --timer "t/$name.pl")
+		rc=$?
+		if [ $rc -eq 0 ]; then
+			record ok "tap/$name"
+		else
+			record fail "tap/$name"
+			for lf in "$tdir"/tmp_check/log/*; do
+				[ -f "$lf" ] || continue
+				echo "---- tail of $(basename "$lf") ----"
+				tail -n 60 "$lf"
+			done
+		fi
+		TIMINGS+=("tap/$name $((SECONDS - t0))s")
+	done
+	TIMINGS+=("tap      $((SECONDS - start))s")
+}
+
+want_stage unit && run_unit
+want_stage regress && run_regress
+want_stage pgtap && run_pgtap
+want_stage tap && run_tap
+
+cleanup >/dev/null 2>&1
+trap - EXIT
+summary
+[ "$FAILED" -eq 0 ]

@@ -1,0 +1,278 @@
+// memtable_test.cc — arena skiplist against std::set.
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "arena.h"
+#include "lsm_core.h"
+#include "memtable.h"
+#include "test_util.h"
+
+namespace {
+
+using lsm_test::Key;
+using lsm_test::KeyGen;
+using lsm_test::U8;
+
+// An arena in process memory plus one memtable, fed like the shim does.
+class MemtableFixture {
+ public:
+  MemtableFixture(uint32_t nchunks, uint32_t chunk_size)
+      : nchunks_(nchunks),
+        region_((lsm_arena_size(nchunks, chunk_size) + 7) / 8) {
+    EXPECT_EQ(lsm_arena_init(base(), nchunks, chunk_size), LSM_OK);
+    lsm_memtable_init(&mt_);
+  }
+
+  void* base() { return region_.data(); }
+  LsmMemtable* mt() { return &mt_; }
+  uint32_t nchunks() const { return nchunks_; }
+  int need_chunk_calls() const { return need_chunk_calls_; }
+
+  // Inserts, adding chunks on LSM_NEED_CHUNK; returns the final status.
+  LsmStatus Insert(const Key& k) {
+    for (;;) {
+      LsmMemtable before = mt_;
+      LsmStatus st = lsm_memtable_insert(base(), &mt_, U8(k), k.size());
+      if (st != LSM_NEED_CHUNK) return st;
+      need_chunk_calls_++;
+      // NEED_CHUNK must change nothing.
+      EXPECT_EQ(std::memcmp(&before, &mt_, sizeof(mt_)), 0);
+      uint32_t c;
+      LsmStatus ast = lsm_arena_alloc_chunk(base(), &c);
+      if (ast != LSM_OK) return ast;
+      lsm_memtable_add_chunk(base(), &mt_, c);
+    }
+  }
+
+  std::vector<Key> Scan(const uint8_t* target = nullptr, size_t tlen = 0) {
+    std::vector<Key> out;
+    LsmMemtableIter it;
+    lsm_memtable_seek(base(), &mt_, target, tlen, &it);
+    for (; lsm_memtable_iter_valid(&it); lsm_memtable_iter_next(&it)) {
+      const uint8_t* k;
+      size_t len;
+      lsm_memtable_iter_key(&it, &k, &len);
+      out.emplace_back(reinterpret_cast<const char*>(k), len);
+    }
+    return out;
+  }
+
+ private:
+  uint32_t nchunks_;
+  std::vector<uint64_t> region_;
+  LsmMemtable mt_;
+  int need_chunk_calls_ = 0;
+};
+
+TEST(MemtableTest, EmptyMemtable) {
+  MemtableFixture f(4, 8192);
+  EXPECT_TRUE(f.Scan().empty());
+  EXPECT_EQ(lsm_memtable_memory(f.base(), f.mt()), 0u);
+  LsmBatch* b;
+  ASSERT_EQ(lsm_batch_create(&b), LSM_OK);
+  EXPECT_EQ(lsm_memtable_copy_range(f.base(), f.mt(), nullptr, 0, nullptr, 0, b),
+            LSM_OK);
+  EXPECT_EQ(lsm_batch_count(b), 0u);
+  lsm_batch_destroy(b);
+  // The first insert asks for a chunk.
+  Key k("abc");
+  EXPECT_EQ(lsm_memtable_insert(f.base(), f.mt(), U8(k), k.size()),
+            LSM_NEED_CHUNK);
+}
+
+TEST(MemtableTest, RandomKeysAgainstStdSet) {
+  const uint32_t kChunkSize = 64 * 1024;
+  MemtableFixture f(1024, kChunkSize);
+  KeyGen gen(42);
+  std::set<Key> ref;
+  uint64_t key_bytes = 0;
+  for (int i = 0; i < 100000; i++) {
+    Key k = gen.Next();
+    ASSERT_EQ(f.Insert(k), LSM_OK);
+    if (ref.insert(k).second) key_bytes += k.size();
+  }
+  EXPECT_EQ(f.mt()->nentries, ref.size());
+  EXPECT_EQ(f.mt()->key_bytes, key_bytes);
+  EXPECT_GT(f.need_chunk_calls(), 1);
+  EXPECT_EQ(lsm_memtable_memory(f.base(), f.mt()),
+            static_cast<uint64_t>(f.mt()->nchunks) * kChunkSize);
+  EXPECT_EQ(f.mt()->nchunks, f.nchunks() - lsm_arena_free_chunks(f.base()));
+
+  // Full iteration.
+  std::vector<Key> all = f.Scan();
+  ASSERT_EQ(all.size(), ref.size());
+  EXPECT_TRUE(std::equal(all.begin(), all.end(), ref.begin()));
+
+  // Seeks to random targets (present or not).
+  for (int i = 0; i < 2000; i++) {
+    Key t = gen.Next();
+    LsmMemtableIter it;
+    lsm_memtable_seek(f.base(), f.mt(), U8(t), t.size(), &it);
+    auto want = ref.lower_bound(t);
+    ASSERT_EQ(lsm_memtable_iter_valid(&it) != 0, want != ref.end());
+    if (want == ref.end()) continue;
+    const uint8_t* k;
+    size_t len;
+    lsm_memtable_iter_key(&it, &k, &len);
+    ASSERT_EQ(Key(reinterpret_cast<const char*>(k), len), *want);
+    lsm_memtable_iter_next(&it);
+    ++want;
+    ASSERT_EQ(lsm_memtable_iter_valid(&it) != 0, want != ref.end());
+  }
+}
+
+TEST(MemtableTest, DuplicateInsertIsNoOp) {
+  MemtableFixture f(4, 8192);
+  Key k("\x00\xff key", 6);
+  ASSERT_EQ(f.Insert(k), LSM_OK);
+  LsmMemtable before = *f.mt();
+  ASSERT_EQ(lsm_memtable_insert(f.base(), f.mt(), U8(k), k.size()), LSM_OK);
+  EXPECT_EQ(std::memcmp(&before, f.mt(), sizeof(before)), 0);
+  EXPECT_EQ(f.Scan(), std::vector<Key>{k});
+  // A prefix and an extension are different keys.
+  ASSERT_EQ(f.Insert(k.substr(0, 3)), LSM_OK);
+  ASSERT_EQ(f.Insert(k + '\0'), LSM_OK);
+  EXPECT_EQ(f.mt()->nentries, 3u);
+  EXPECT_EQ(f.Scan(), (std::vector<Key>{k.substr(0, 3), k, k + '\0'}));
+}
+
+TEST(MemtableTest, DuplicateInsertIntoFullChunkIsOk) {
+  MemtableFixture f(8, 4096);
+  Key big(1500, 'x');
+  ASSERT_EQ(f.Insert(big), LSM_OK);
+  ASSERT_EQ(f.Insert(big + "y"), LSM_OK);
+  // The chunk now has less room than another long key needs.
+  ASSERT_EQ(lsm_memtable_insert(f.base(), f.mt(), U8(big + "z"), 1501),
+            LSM_NEED_CHUNK);
+  EXPECT_EQ(lsm_memtable_insert(f.base(), f.mt(), U8(big), big.size()), LSM_OK);
+}
+
+// The shim adds a chunk only when chunk_used + len + 64 > chunk size, then
+// retries: that must never be answered with NEED_CHUNK again.
+TEST(MemtableTest, ShimReservationIsEnough) {
+  const uint32_t kChunkSize = 4096;
+  MemtableFixture f(2000, kChunkSize);
+  KeyGen gen(7, LSM_MAX_KEY_SIZE);
+  for (int i = 0; i < 5000; i++) {
+    Key k = gen.Next();
+    if (f.mt()->cur_chunk == 0 ||
+        f.mt()->chunk_used + k.size() + 64 > kChunkSize) {
+      uint32_t c;
+      ASSERT_EQ(lsm_arena_alloc_chunk(f.base(), &c), LSM_OK);
+      lsm_memtable_add_chunk(f.base(), f.mt(), c);
+    }
+    ASSERT_EQ(lsm_memtable_insert(f.base(), f.mt(), U8(k), k.size()), LSM_OK)
+        << "key of " << k.size() << " bytes, chunk_used "
+        << f.mt()->chunk_used;
+  }
+  EXPECT_LE(lsm::kMaxNodeOverhead, 64u);
+}
+
+TEST(MemtableTest, NeedChunkProtocolAndExhaustion) {
+  MemtableFixture f(3, 4096);
+  KeyGen gen(3, 100);
+  LsmStatus st = LSM_OK;
+  int n = 0;
+  while ((st = f.Insert(gen.Next())) == LSM_OK) n++;
+  EXPECT_EQ(st, LSM_NO_MEMORY);  // from the arena
+  EXPECT_GT(n, 10);
+  EXPECT_EQ(f.mt()->nchunks, 3u);
+  EXPECT_EQ(lsm_arena_free_chunks(f.base()), 0u);
+  EXPECT_EQ(f.Scan().size(), f.mt()->nentries);
+}
+
+TEST(MemtableTest, TooLargeKey) {
+  MemtableFixture f(4, 8192);
+  Key k(LSM_MAX_KEY_SIZE + 1, 'a');
+  EXPECT_EQ(f.Insert(k), LSM_TOO_LARGE);
+  EXPECT_EQ(f.Insert(k.substr(0, LSM_MAX_KEY_SIZE)), LSM_OK);
+}
+
+TEST(MemtableTest, ReleaseReturnsAllChunks) {
+  MemtableFixture f(200, 4096);
+  KeyGen gen(9);
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 3000; i++) ASSERT_EQ(f.Insert(gen.Next()), LSM_OK);
+    EXPECT_GT(f.mt()->nchunks, 10u);
+    lsm_memtable_release(f.base(), f.mt());
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), f.nchunks());
+    EXPECT_EQ(f.mt()->nchunks, 0u);
+    EXPECT_EQ(f.mt()->head, 0u);
+    EXPECT_EQ(f.mt()->nentries, 0u);
+    EXPECT_TRUE(f.Scan().empty());
+  }
+}
+
+// The memtable holds only offsets: a copy of the arena at another address
+// (another process's mapping) reads the same keys.
+TEST(MemtableTest, RelocatableArena) {
+  MemtableFixture f(64, 8192);
+  KeyGen gen(11);
+  std::set<Key> ref;
+  for (int i = 0; i < 2000; i++) {
+    Key k = gen.Next();
+    ASSERT_EQ(f.Insert(k), LSM_OK);
+    ref.insert(k);
+  }
+  size_t size = lsm_arena_size(64, 8192);
+  std::vector<uint64_t> copy((size + 7) / 8);
+  std::memcpy(copy.data(), f.base(), size);
+  LsmMemtable mt2 = *f.mt();
+  std::vector<Key> got;
+  LsmMemtableIter it;
+  lsm_memtable_seek(copy.data(), &mt2, nullptr, 0, &it);
+  for (; lsm_memtable_iter_valid(&it); lsm_memtable_iter_next(&it)) {
+    const uint8_t* k;
+    size_t len;
+    lsm_memtable_iter_key(&it, &k, &len);
+    EXPECT_GE(k, reinterpret_cast<const uint8_t*>(copy.data()));
+    got.emplace_back(reinterpret_cast<const char*>(k), len);
+  }
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), ref.begin(), ref.end()));
+  // And it can keep growing there.
+  Key extra("zzz-extra");
+  ASSERT_EQ(lsm_memtable_insert(copy.data(), &mt2, U8(extra), extra.size()),
+            LSM_OK);
+}
+
+TEST(MemtableTest, CopyRangeAgainstReference) {
+  MemtableFixture f(512, 65536);
+  KeyGen gen(5, 40);
+  std::set<Key> ref;
+  for (int i = 0; i < 20000; i++) {
+    Key k = gen.Next();
+    ASSERT_EQ(f.Insert(k), LSM_OK);
+    ref.insert(k);
+  }
+  LsmBatch* b;
+  ASSERT_EQ(lsm_batch_create(&b), LSM_OK);
+  for (int i = 0; i < 500; i++) {
+    bool has_lo = gen.Uniform(0, 4) != 0, has_hi = gen.Uniform(0, 4) != 0;
+    Key lo = gen.Next(), hi = gen.Next();
+    if (gen.Uniform(0, 1)) hi = hi.substr(0, gen.Uniform(0, hi.size()));
+    if (has_lo && has_hi && gen.Uniform(0, 1)) {
+      // a narrow range: hi is a prefix of lo
+      hi = lo.substr(0, gen.Uniform(1, lo.size()));
+    }
+    std::vector<Key> want;
+    for (auto it = has_lo ? ref.lower_bound(lo) : ref.begin(); it != ref.end();
+         ++it) {
+      if (has_hi && !lsm_test::WithinHi(*it, hi)) break;
+      want.push_back(*it);
+    }
+    lsm_batch_clear(b);
+    ASSERT_EQ(lsm_memtable_copy_range(f.base(), f.mt(),
+                                      has_lo ? U8(lo) : nullptr, lo.size(),
+                                      has_hi ? U8(hi) : nullptr, hi.size(), b),
+              LSM_OK);
+    ASSERT_EQ(lsm_test::BatchKeys(b), want) << "case " << i;
+  }
+  lsm_batch_destroy(b);
+}
+
+}  // namespace
