@@ -31,7 +31,6 @@
 #include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/date.h"
-#include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
 #include "utils/syscache.h"
@@ -141,20 +140,6 @@ LsmAppendFloat8(StringInfo buf, float8 v)
 	else
 		bits |= (UINT64CONST(1) << 63);
 	LsmAppendBE64(buf, bits);
-}
-
-static float8
-LsmReadFloat8(const uint8 *p)
-{
-	uint64		bits = LsmReadBE64(p);
-	float8		v;
-
-	if (bits & (UINT64CONST(1) << 63))
-		bits &= ~(UINT64CONST(1) << 63);
-	else
-		bits = ~bits;
-	memcpy(&v, &bits, sizeof(v));
-	return v;
 }
 
 /* ------------------------------------------------------------------------
@@ -851,8 +836,9 @@ LsmKeyDescInit(Relation index, LsmKeyDesc *desc)
 								format_type_be(col->typid)),
 						 errhint("lsm supports smallint, integer, bigint, real, double precision, numeric, boolean, date, time, timestamp, timestamptz, interval, uuid, text, varchar and bytea; use a btree index for other types.")));
 				break;
-			case LSM_ENC_NUMERIC:
-			case LSM_ENC_INTERVAL:
+			case LSM_ENC_FLOAT:		/* -0 and NaN sign/payload are lost */
+			case LSM_ENC_NUMERIC:	/* display scale is lost */
+			case LSM_ENC_INTERVAL:	/* month/day/time split is lost */
 				col->invertible = false;
 				break;
 			case LSM_ENC_TEXT_C:
@@ -864,12 +850,13 @@ LsmKeyDescInit(Relation index, LsmKeyDesc *desc)
 		}
 
 		/*
-		 * Only what determines the bytes goes in: type, encoding, order flags,
-		 * collation (by OID: a different collation may encode differently)
-		 * and for ICU the collator version.
+		 * Only what determines the bytes goes in: type, encoding, order flags
+		 * and for ICU the locale and collator version.  Not collation OIDs:
+		 * those of non-pinned collations (und-x-icu included) change across
+		 * pg_upgrade, while C, POSIX and C.UTF-8 all encode alike.
 		 */
-		appendStringInfo(&fp, "%d:%u:%u:%d:%d;", (int) col->enc, col->typid,
-						 col->collid, (int) col->desc, (int) col->nulls_first);
+		appendStringInfo(&fp, "%d:%u:%d:%d;", (int) col->enc, col->typid,
+						 (int) col->desc, (int) col->nulls_first);
 		LsmFingerprintCollation(col, &fp);
 	}
 
@@ -1056,14 +1043,6 @@ LsmDecodeValue(const LsmKeyColumn *col, const uint8 *v, int vlen)
 				if (col->typid == INT4OID)
 					return Int32GetDatum((int32) i);
 				return Int64GetDatum(i);
-			}
-		case LSM_ENC_FLOAT:
-			{
-				float8		f = LsmReadFloat8(v);
-
-				if (col->typid == FLOAT4OID)
-					return Float4GetDatum((float4) f);
-				return Float8GetDatum(f);
 			}
 		case LSM_ENC_BOOL:
 			return BoolGetDatum(v[0] != 0);

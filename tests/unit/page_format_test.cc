@@ -1,0 +1,266 @@
+// page_format_test.cc — data page encode/decode and validation.
+
+#include <algorithm>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "lsm_core.h"
+#include "page_format.h"
+#include "test_util.h"
+
+namespace {
+
+using lsm_test::Key;
+using lsm_test::KeyGen;
+using lsm_test::U8;
+
+constexpr size_t kCap = 8136;
+
+class BatchHolder {
+ public:
+  BatchHolder() { EXPECT_EQ(lsm_batch_create(&b_), LSM_OK); }
+  ~BatchHolder() { lsm_batch_destroy(b_); }
+  LsmBatch* get() { return b_; }
+  void Fill(const std::vector<Key>& keys) {
+    lsm_batch_clear(b_);
+    for (const Key& k : keys) EXPECT_EQ(lsm_batch_add_key(b_, U8(k), k.size()), LSM_OK);
+  }
+
+ private:
+  LsmBatch* b_ = nullptr;
+};
+
+// Sorted distinct keys whose encoding fits one page of kCap.
+std::vector<Key> PageKeys(KeyGen* gen, size_t n, size_t max_len) {
+  std::set<Key> s;
+  while (s.size() < n) {
+    Key k = gen->Next();
+    if (k.size() > max_len) k.resize(max_len);
+    s.insert(k);
+  }
+  return std::vector<Key>(s.begin(), s.end());
+}
+
+std::vector<uint8_t> Build(LsmBatch* b, const uint8_t* keep = nullptr,
+                           size_t cap = kCap) {
+  std::vector<uint8_t> page(cap);
+  size_t len = 0;
+  EXPECT_EQ(lsm_datapage_build(b, keep, page.data(), cap, &len), LSM_OK);
+  EXPECT_LE(len, cap);
+  page.resize(len);
+  return page;
+}
+
+TEST(DataPageTest, RoundTrip) {
+  KeyGen gen(1, 60);
+  BatchHolder b, out;
+  for (size_t n : {0, 1, 2, 15, 16, 17, 33, 100}) {
+    std::vector<Key> keys = PageKeys(&gen, n, 60);
+    b.Fill(keys);
+    std::vector<uint8_t> page = Build(b.get());
+    EXPECT_EQ(lsm_datapage_check(page.data(), page.size()), LSM_OK);
+    lsm_batch_clear(out.get());
+    ASSERT_EQ(lsm_batch_add_datapage(out.get(), page.data(), page.size()),
+              LSM_OK);
+    EXPECT_EQ(lsm_test::BatchKeys(out.get()), keys) << n << " keys";
+  }
+}
+
+TEST(DataPageTest, AppendsToExistingBatchAndKeysStayValid) {
+  KeyGen gen(2, 30);
+  BatchHolder b, out;
+  std::vector<Key> keys = PageKeys(&gen, 200, 30);
+  b.Fill(keys);
+  std::vector<uint8_t> page = Build(b.get());
+  ASSERT_EQ(lsm_batch_add_key(out.get(), U8(Key("first")), 5), LSM_OK);
+  const uint8_t* first;
+  size_t flen;
+  lsm_batch_get(out.get(), 0, &first, &flen);
+  for (int i = 0; i < 100; i++)  // many blocks' worth
+    ASSERT_EQ(lsm_batch_add_datapage(out.get(), page.data(), page.size()),
+              LSM_OK);
+  EXPECT_EQ(lsm_batch_count(out.get()), 1 + 100 * keys.size());
+  // The first key did not move.
+  const uint8_t* again;
+  size_t alen;
+  lsm_batch_get(out.get(), 0, &again, &alen);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(Key(reinterpret_cast<const char*>(first), flen), "first");
+}
+
+TEST(DataPageTest, PrefixCompressionSavesSpace) {
+  // 8-byte big-endian integers + a 6-byte TID, like an int8 index.
+  BatchHolder b;
+  std::vector<Key> keys;
+  for (uint64_t i = 0; i < 400; i++) {
+    Key k(14, '\0');
+    for (int j = 0; j < 8; j++) k[j] = static_cast<char>((i * 7919) >> (56 - 8 * j));
+    k[13] = static_cast<char>(i);
+    keys.push_back(k);
+  }
+  std::sort(keys.begin(), keys.end());
+  b.Fill(keys);
+  std::vector<uint8_t> page = Build(b.get());
+  EXPECT_LT(page.size(), keys.size() * 10);  // vs 14 bytes raw
+}
+
+TEST(DataPageTest, KeepMask) {
+  KeyGen gen(3, 50);
+  BatchHolder b, out;
+  std::vector<Key> keys = PageKeys(&gen, 90, 50);
+  b.Fill(keys);
+  std::mt19937 rng(3);
+  for (int round = 0; round < 20; round++) {
+    std::vector<uint8_t> keep(keys.size());
+    std::vector<Key> want;
+    for (size_t i = 0; i < keys.size(); i++) {
+      keep[i] = static_cast<uint8_t>(round == 0 ? 0 : rng() % 3);  // 0 drops
+      if (keep[i]) want.push_back(keys[i]);
+    }
+    std::vector<uint8_t> page = Build(b.get(), keep.data());
+    EXPECT_EQ(lsm_datapage_check(page.data(), page.size()), LSM_OK);
+    lsm_batch_clear(out.get());
+    ASSERT_EQ(lsm_batch_add_datapage(out.get(), page.data(), page.size()),
+              LSM_OK);
+    EXPECT_EQ(lsm_test::BatchKeys(out.get()), want);
+  }
+}
+
+TEST(DataPageTest, TooLargeAndOutOfOrder) {
+  KeyGen gen(4, 200);
+  BatchHolder b;
+  std::vector<Key> keys = PageKeys(&gen, 2000, 200);
+  b.Fill(keys);
+  std::vector<uint8_t> page(kCap);
+  size_t len = 0;
+  EXPECT_EQ(lsm_datapage_build(b.get(), nullptr, page.data(), kCap, &len),
+            LSM_TOO_LARGE);
+  EXPECT_EQ(lsm_datapage_build(b.get(), nullptr, page.data(), 3, &len),
+            LSM_TOO_LARGE);
+  // Out of order or duplicate keys are refused.
+  b.Fill({"b", "a"});
+  EXPECT_EQ(lsm_datapage_build(b.get(), nullptr, page.data(), kCap, &len),
+            LSM_INVALID);
+  b.Fill({"a", "a"});
+  EXPECT_EQ(lsm_datapage_build(b.get(), nullptr, page.data(), kCap, &len),
+            LSM_INVALID);
+  // ... unless the offending key is not kept.
+  b.Fill({"a", "a", "b"});
+  const uint8_t keep[] = {1, 0, 1};
+  EXPECT_EQ(lsm_datapage_build(b.get(), keep, page.data(), kCap, &len), LSM_OK);
+  // The longest key fits a page on its own.
+  b.Fill({Key(LSM_MAX_KEY_SIZE, '\xff')});
+  EXPECT_EQ(lsm_datapage_build(b.get(), nullptr, page.data(), kCap, &len), LSM_OK);
+  EXPECT_EQ(lsm_batch_add_key(b.get(), U8(Key(LSM_MAX_KEY_SIZE + 1, 'a')),
+                              LSM_MAX_KEY_SIZE + 1),
+            LSM_TOO_LARGE);
+}
+
+// Every validation path: hand-made bad pages.
+TEST(DataPageTest, CheckRejectsInconsistencies) {
+  BatchHolder b;
+  b.Fill({"apple", "apricot", "banana"});
+  std::vector<uint8_t> good = Build(b.get());
+  ASSERT_EQ(lsm_datapage_check(good.data(), good.size()), LSM_OK);
+  auto check = [](std::vector<uint8_t> p) {
+    return lsm_datapage_check(p.data(), p.size());
+  };
+  EXPECT_EQ(lsm_datapage_check(good.data(), 0), LSM_CORRUPT);
+  EXPECT_EQ(lsm_datapage_check(good.data(), 3), LSM_CORRUPT);
+  EXPECT_EQ(lsm_datapage_check(nullptr, 10), LSM_CORRUPT);
+  // Length not exact.
+  EXPECT_EQ(lsm_datapage_check(good.data(), good.size() - 1), LSM_CORRUPT);
+  std::vector<uint8_t> longer = good;
+  longer.push_back(0);
+  EXPECT_EQ(check(longer), LSM_CORRUPT);
+  // Wrong counts.
+  std::vector<uint8_t> p = good;
+  p[0] = 4;
+  EXPECT_EQ(check(p), LSM_CORRUPT);
+  p = good;
+  p[2] = 2;
+  EXPECT_EQ(check(p), LSM_CORRUPT);
+  // Restart offset wrong.
+  p = good;
+  p[p.size() - 2] = 5;
+  EXPECT_EQ(check(p), LSM_CORRUPT);
+  // Entry 1 ("apricot" = shared 2 + "ricot"): shared larger than prev key.
+  p = good;
+  ASSERT_EQ(p[4 + 2 + 5], 2);  // shared of entry 1
+  p[4 + 2 + 5] = 9;
+  EXPECT_EQ(check(p), LSM_CORRUPT);
+  // Out of order: make entry 1 "apaicot" < "apple".
+  p = good;
+  ASSERT_EQ(p[4 + 2 + 5 + 2], 'r');
+  p[4 + 2 + 5 + 2] = 'a';
+  EXPECT_EQ(check(p), LSM_CORRUPT);
+  // Not a strict increase: entry 1 becomes "ap" + "" (a prefix of "apple").
+  p = good;
+  p[4 + 2 + 5 + 1] = 0;
+  EXPECT_EQ(check(p), LSM_CORRUPT);
+  // Empty page is valid.
+  std::vector<uint8_t> empty = {0, 0, 0, 0};
+  EXPECT_EQ(check(empty), LSM_OK);
+}
+
+// Random bytes and bit flips of valid pages: never a crash, and whatever is
+// accepted decodes into strictly ascending keys of legal length.
+TEST(DataPageTest, FuzzCheckNeverCrashes) {
+  std::mt19937 rng(12345);
+  KeyGen gen(5, 64);
+  BatchHolder b, out;
+  std::vector<std::vector<uint8_t>> valid;
+  for (int i = 0; i < 20; i++) {
+    b.Fill(PageKeys(&gen, 1 + rng() % 120, 64));
+    valid.push_back(Build(b.get()));
+  }
+  auto verify = [&](const std::vector<uint8_t>& p) {
+    LsmStatus st = lsm_datapage_check(p.data(), p.size());
+    ASSERT_TRUE(st == LSM_OK || st == LSM_CORRUPT);
+    lsm_batch_clear(out.get());
+    ASSERT_EQ(lsm_batch_add_key(out.get(), U8(Key("x")), 1), LSM_OK);
+    LsmStatus st2 = lsm_batch_add_datapage(out.get(), p.data(), p.size());
+    ASSERT_EQ(st, st2);
+    if (st != LSM_OK) {
+      ASSERT_EQ(lsm_batch_count(out.get()), 1u);  // rolled back
+      return;
+    }
+    std::vector<Key> keys = lsm_test::BatchKeys(out.get());
+    for (size_t i = 2; i < keys.size(); i++) ASSERT_LT(keys[i - 1], keys[i]);
+    for (const Key& k : keys) ASSERT_LE(k.size(), size_t{LSM_MAX_KEY_SIZE});
+  };
+  int accepted_flips = 0;
+  for (int iter = 0; iter < 20000; iter++) {
+    std::vector<uint8_t> p;
+    int kind = iter % 4;
+    if (kind == 0) {
+      p.resize(rng() % 600);
+      for (auto& c : p) c = static_cast<uint8_t>(rng());
+      if (p.size() >= 4 && rng() % 2) {  // plausible header
+        p[0] = static_cast<uint8_t>(rng() % 40);
+        p[1] = 0;
+        p[2] = static_cast<uint8_t>((p[0] + 15) / 16);
+        p[3] = 0;
+      }
+    } else {
+      p = valid[rng() % valid.size()];
+      int flips = 1 + rng() % (kind == 1 ? 1 : 8);
+      for (int f = 0; f < flips; f++) {
+        size_t bit = rng() % (p.size() * 8);
+        p[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+      }
+      if (kind == 3 && rng() % 2) p.resize(rng() % (p.size() + 1));
+    }
+    verify(p);
+    if (kind != 0 && lsm_datapage_check(p.data(), p.size()) == LSM_OK)
+      accepted_flips++;
+    if (HasFatalFailure()) return;
+  }
+  // Most corruptions are caught (a flip inside key bytes can stay valid).
+  EXPECT_LT(accepted_flips, 15000 / 2);
+}
+
+}  // namespace
