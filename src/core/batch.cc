@@ -26,7 +26,10 @@ uint8_t* Batch::Allocate(size_t len) {
 }
 
 uint8_t* Batch::AppendUninitialized(size_t len) {
-  entries_.reserve(entries_.size() + 1);  // throw before allocating storage
+  // Grow geometrically (reserve(size + 1) would reallocate on every key),
+  // and before allocating storage so a throw leaves the batch unchanged.
+  if (entries_.size() == entries_.capacity())
+    entries_.reserve(entries_.capacity() < 64 ? 64 : entries_.capacity() * 2);
   uint8_t* p = Allocate(len);
   entries_.push_back(Entry{p, len});
   return p;

@@ -97,8 +97,8 @@ void lsm_batch_clear(LsmBatch* b) noexcept {
 LsmStatus lsm_batch_add_datapage(LsmBatch* b, const uint8_t* content,
                                  size_t len) noexcept {
   LSM_API_TRY
-  if (b == nullptr || content == nullptr) return LSM_INVALID;
-  return b->rep.AddDataPage(content, len);
+  if (b == nullptr) return LSM_INVALID;
+  return b->rep.AddDataPage(content, len);  // NULL content: LSM_CORRUPT
   LSM_API_CATCH_STATUS
 }
 
@@ -390,7 +390,7 @@ LsmStatus lsm_merge_create(int nsources, int backward, const uint8_t* lo,
   LSM_API_TRY
   if (out == nullptr) return LSM_INVALID;
   *out = nullptr;
-  if (nsources < 0) return LSM_INVALID;
+  if (nsources < 0 || nsources > lsm::kMaxMergeSources) return LSM_INVALID;
   *out = new LsmMerge(nsources, backward != 0, lo, lolen, hi, hilen);
   return LSM_OK;
   LSM_API_CATCH_STATUS

@@ -48,14 +48,24 @@ void MergingIterator::SourceReady(int src) {
       hi = mid;
   }
   if (!backward_) {
-    if (lo == count) return;  // nothing >= lo here: ask again
+    if (lo == count) {
+      // Nothing >= lo here: ask again, unless the batch also reached beyond
+      // hi (an empty range), which no later key can undo.
+      if (count > 0 && BeyondHi(b.Get(count - 1))) s.state = State::kDone;
+      return;
+    }
     s.pos = lo;
     if (BeyondHi(b.Get(s.pos))) {
       s.state = State::kDone;
       return;
     }
   } else {
-    if (lo == 0) return;  // everything beyond hi: ask again
+    if (lo == 0) {
+      // Everything is beyond hi: ask again, unless the batch also reached
+      // below lo.
+      if (count > 0 && BeforeLo(b.Get(0))) s.state = State::kDone;
+      return;
+    }
     s.pos = lo - 1;
     if (BeforeLo(b.Get(s.pos))) {
       s.state = State::kDone;

@@ -29,6 +29,9 @@
 
 namespace lsm {
 
+// Most sources one merge accepts (a guard against absurd arguments).
+constexpr int kMaxMergeSources = 1 << 20;
+
 class MergingIterator {
  public:
   // REQUIRES: nsources >= 0.  Bounds are copied.
