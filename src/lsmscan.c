@@ -10,10 +10,12 @@
  * or backward.  Runs are immutable until VACUUM removes dead entries from
  * their pages, and their pages are not reused while scans may read them.
  *
- * TID recycling interlock (nbtree/README): a scan keeps a pin on the metapage
- * from its first fetch to its end; VACUUM's ambulkdelete finishes by taking a
- * cleanup lock on the metapage, so no scan that may still return a TID
- * VACUUM removed outlives the index pass.
+ * TID recycling interlock (nbtree/README): an index-only scan, or a scan with
+ * a non-MVCC snapshot, keeps a pin on the metapage from its first fetch to its
+ * end; VACUUM's ambulkdelete finishes by taking a cleanup lock on the
+ * metapage, so no such scan that may still return a TID VACUUM removed
+ * outlives the index pass.  Plain MVCC scans are safe without it: a reused
+ * TID points at a tuple their snapshot cannot see.
  */
 #include "postgres.h"
 
@@ -25,6 +27,7 @@
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "lsm.h"
 
@@ -285,7 +288,9 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 
 	so->started = true;
 	so->backward = backward;
-	so->metapin = ReadBuffer(index, LSM_METAPAGE_BLKNO);
+	/* the TID recycling interlock is needed only where btree needs its pin */
+	if (scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot))
+		so->metapin = ReadBuffer(index, LSM_METAPAGE_BLKNO);
 	cb = palloc(sizeof(MemoryContextCallback));
 	cb->func = LsmScanFreeCore;
 	cb->arg = so;

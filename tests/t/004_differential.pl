@@ -380,7 +380,7 @@ push @tables,
 	late    => 0,
   };
 
-sub idx_name { return "$_[0]->{name}_lsm_idx"; }
+sub idx_name { return "lsm_$_[0]->{name}_idx"; }
 
 # INSERT ... SELECT of $n fresh rows with ids from $first into a staging table
 sub stage_rows_sql
@@ -411,7 +411,7 @@ for my $tab (@tables)
 {
 	my $n = $tab->{name};
 	$setup .= "CREATE TABLE lsm_$n $tab->{ddl};\nCREATE TABLE bt_$n $tab->{ddl};\n";
-	my $idx = "CREATE INDEX lsm_${n}_lsm_idx ON lsm_$n USING lsm ($tab->{idxcols}) WITH (memtable_size = 64);\n"
+	my $idx = "CREATE INDEX lsm_${n}_idx ON lsm_$n USING lsm ($tab->{idxcols}) WITH (memtable_size = 64);\n"
 	  . "CREATE INDEX bt_${n}_bt_idx ON bt_$n USING btree ($tab->{idxcols});\n";
 	$setup .= $idx unless $tab->{late};
 	$setup .= stage_rows_sql($tab, 1, $INITIAL_ROWS);
@@ -727,7 +727,7 @@ for my $round (1 .. $ROUNDS)
 		# deletes
 		$s .= both($tab, "DELETE FROM {T} WHERE id % " . (19 + $round) . " = " . ($round + 1) . ";\n");
 		# explicit flushes on some tables
-		$s .= "SELECT lsm_am.flush('lsm_${n}_lsm_idx');\n" if ($ti + $round) % 3 == 0;
+		$s .= "SELECT lsm_am.flush('lsm_${n}_idx');\n" if ($ti + $round) % 3 == 0;
 	}
 	# VACUUM in rounds 1 and 3 (round 2 leaves dead entries for the scans to skip)
 	if ($round % 2 == 1)

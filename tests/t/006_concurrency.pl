@@ -1,0 +1,115 @@
+# Concurrent inserts, flushes, merges, VACUUM and scans: no scan may miss an
+# entry or return one twice while the index changes shape under it.
+#
+# A fixed set of 20,000 rows (keys 1..20000, never modified) is checked by
+# readers over and over (bitmap, plain and index-only scans, forward and
+# backward) while writers insert random keys above 1,000,000 into a tiny
+# memtable (a flush every ~2,000 rows, a full merge every few flushes) and a
+# deleter + VACUUM churn other rows.  A reader that sees anything but exactly
+# the fixed set raises an error, which fails its pgbench client.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('concurrency');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'lsm_am'
+lsm_am.max_runs = 4
+autovacuum = off
+});
+$node->start;
+
+$node->safe_psql('postgres', q{
+CREATE EXTENSION lsm_am;
+CREATE TABLE t (k int8 NOT NULL, tag int NOT NULL DEFAULT 0);
+INSERT INTO t SELECT g, 1 FROM generate_series(1, 20000) g;
+CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
+VACUUM ANALYZE t;
+
+-- raises unless the fixed rows are seen exactly once each
+CREATE FUNCTION check_fixed(kind text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE n bigint; s numeric; d bigint;
+BEGIN
+  SET LOCAL enable_seqscan = off;
+  IF kind = 'bitmap' THEN
+    SET LOCAL enable_indexscan = off; SET LOCAL enable_indexonlyscan = off;
+    SELECT count(*), sum(k) INTO n, s FROM t WHERE k BETWEEN 1 AND 20000;
+  ELSIF kind = 'index' THEN
+    SET LOCAL enable_bitmapscan = off; SET LOCAL enable_indexonlyscan = off;
+    SELECT count(*), sum(k) INTO n, s FROM (SELECT k, tag FROM t WHERE k BETWEEN 1 AND 20000 ORDER BY k) x;
+  ELSIF kind = 'ios' THEN
+    SET LOCAL enable_bitmapscan = off;
+    SELECT count(*), sum(k) INTO n, s FROM (SELECT k FROM t WHERE k <= 20000 ORDER BY k DESC) x;
+  ELSE
+    SET LOCAL enable_bitmapscan = off;
+    SELECT count(*), count(DISTINCT k) INTO n, d FROM (SELECT k FROM t WHERE k >= 1 AND k <= 20000 ORDER BY k DESC LIMIT 20000) x;
+    s := 200010000;
+    IF d <> n THEN RAISE EXCEPTION 'duplicates: % rows, % distinct', n, d; END IF;
+  END IF;
+  IF n <> 20000 OR s <> 200010000 THEN
+    RAISE EXCEPTION '% scan saw % rows (sum %), expected 20000 (sum 200010000)', kind, n, s;
+  END IF;
+END $$;
+});
+
+my $dir = PostgreSQL::Test::Utils::tempdir;
+my %scripts = (
+	'insert.sql' => "INSERT INTO t (k) SELECT 1000000 + (random() * 1e9)::int8 FROM generate_series(1, 50);\n",
+	'churn.sql' => "DELETE FROM t WHERE k > 1000000 AND k % 97 = (random() * 96)::int;\n",
+	'read.sql' => "\\set r random(1, 4)\nSELECT check_fixed((ARRAY['bitmap','index','ios','dup'])[:r]);\n",
+);
+for my $f (keys %scripts)
+{
+	open(my $fh, '>', "$dir/$f") or die;
+	print $fh $scripts{$f};
+	close $fh;
+}
+
+my ($stdout, $stderr);
+my $ok = IPC::Run::run(
+	[
+		'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+		'-c', '4', '-j', '2', '-T', '40',
+		'-f', "$dir/insert.sql\@4", '-f', "$dir/read.sql\@4",
+		'-f', "$dir/churn.sql\@1", 'postgres'
+	],
+	'>', \$stdout, '2>', \$stderr);
+note $stdout;
+ok($ok, 'pgbench run with concurrent readers finished without errors')
+  or diag $stderr;
+unlike($stdout . $stderr, qr/saw \d+ rows|duplicates/, 'no reader saw a wrong set');
+
+# second phase: readers while VACUUM and explicit flushes run
+my $bg = IPC::Run::start(
+	[
+		'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+		'-c', '2', '-j', '2', '-T', '20',
+		'-f', "$dir/insert.sql\@2", '-f', "$dir/read.sql\@4", 'postgres'
+	],
+	'>', \my $out2, '2>', \my $err2);
+for (1 .. 8)
+{
+	$node->safe_psql('postgres', 'DELETE FROM t WHERE k > 1000000 AND k % 5 = 0');
+	$node->safe_psql('postgres', 'VACUUM t');
+	$node->safe_psql('postgres', "SELECT lsm_am.flush('t_k')");
+}
+my $bgok = $bg->finish;
+ok($bgok, 'readers during VACUUM and flushes saw exactly the fixed rows')
+  or diag $err2;
+
+# the index agrees with the heap at the end
+my $idx = $node->safe_psql('postgres', q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*), sum(k) FROM t WHERE k >= 0});
+my $heap = $node->safe_psql('postgres', q{
+SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;
+SELECT count(*), sum(k) FROM t WHERE k >= 0});
+is($idx, $heap, 'index scan and seqscan agree after the run');
+my $runs = $node->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')");
+cmp_ok($runs, '<=', 5, "merges keep the run count bounded ($runs runs)");
+
+$node->stop;
+done_testing();
