@@ -51,7 +51,7 @@ _PG_init(void)
 	DefineCustomIntVariable("lsm_am.memory",
 							"Shared memory for lsm memtables, in megabytes.",
 							"Divided into 64 kB chunks shared by all lsm indexes.",
-							&lsm_memory_mb, 64, 1, 65536,
+							&lsm_memory_mb, 64, 1, 4095,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.max_indexes",
 							"Number of lsm indexes whose memtables can be cached at once.",
@@ -70,7 +70,7 @@ _PG_init(void)
 							&lsm_max_runs, 8, 2, 256,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.flush_delay_ms",
-							"Test hook: sleep this long after writing each page of a flush.",
+							"Test hook: sleep this long after writing each page of a flush or merge, and after each data page VACUUM visits.",
 							"For crash tests only.",
 							&lsm_flush_delay_ms, 0, 0, 10000,
 							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);

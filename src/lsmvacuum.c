@@ -115,6 +115,8 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 			}
 			live += nkeep;
 			UnlockReleaseBuffer(buf);
+			if (lsm_flush_delay_ms > 0)
+				pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
 		}
 	}
 	PG_CATCH();

@@ -1,9 +1,10 @@
 // arena.cc — shared-memory chunk pool.
 
-#include "port.h"
 #include "arena.h"
 
 #include <cstring>
+
+#include "port.h"
 
 namespace lsm {
 
@@ -17,14 +18,15 @@ const ArenaHeader* Arena::Header(const void* base) {
 size_t Arena::RegionSize(uint32_t nchunks, uint32_t chunk_size) {
   if (nchunks == 0 || chunk_size < kMinChunkSize || chunk_size % 8 != 0)
     return 0;
-  uint64_t total = kArenaHeaderSize +
-                   static_cast<uint64_t>(nchunks) * chunk_size;
+  uint64_t total =
+      kArenaHeaderSize + static_cast<uint64_t>(nchunks) * chunk_size;
   if (total > (uint64_t{1} << 32)) return 0;
   return static_cast<size_t>(total);
 }
 
 LsmStatus Arena::Init(void* base, uint32_t nchunks, uint32_t chunk_size) {
-  if (base == nullptr || RegionSize(nchunks, chunk_size) == 0)
+  if (base == nullptr || reinterpret_cast<uintptr_t>(base) % 8 != 0 ||
+      RegionSize(nchunks, chunk_size) == 0)
     return LSM_INVALID;
   ArenaHeader* h = static_cast<ArenaHeader*>(base);
   std::memset(base, 0, kArenaHeaderSize);

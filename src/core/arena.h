@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "lsm_core.h"
+#include "port.h"  // PostgreSQL firewall
 
 namespace lsm {
 
@@ -44,6 +45,8 @@ class Arena {
   // region would exceed 4 GiB).
   static size_t RegionSize(uint32_t nchunks, uint32_t chunk_size);
 
+  // LSM_INVALID unless base is 8-byte aligned and RegionSize() accepts the
+  // parameters.
   static LsmStatus Init(void* base, uint32_t nchunks, uint32_t chunk_size);
   // LSM_OK with *chunk set, LSM_NO_MEMORY when every chunk is in use,
   // LSM_INVALID if base is not an initialised arena.

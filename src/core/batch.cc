@@ -1,11 +1,11 @@
 // batch.cc — key list with stable storage.
 
-#include "port.h"
 #include "batch.h"
 
 #include <cstring>
 
 #include "page_format.h"
+#include "port.h"
 
 namespace lsm {
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lsm_core.h"
+#include "port.h"  // PostgreSQL firewall
 #include "slice.h"
 
 namespace lsm {

@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "port.h"  // PostgreSQL firewall
+
 namespace lsm {
 
 inline void EncodeFixed16(uint8_t* p, uint16_t v) {

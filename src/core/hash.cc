@@ -1,9 +1,10 @@
 // hash.cc — xxHash64 wrapper.
 
-#include "port.h"
 #include "hash.h"
 
 #include <xxhash.h>
+
+#include "port.h"
 
 namespace lsm {
 

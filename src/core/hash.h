@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "port.h"  // PostgreSQL firewall
+
 namespace lsm {
 
 uint64_t Hash64(const void* data, size_t len, uint64_t seed);

@@ -8,7 +8,6 @@
 // handles, out-of-range indexes) give LSM_INVALID, or a no-op / 0 / NULL for
 // functions without a status.
 
-#include "port.h"
 #include "lsm_core.h"
 
 #include <cstring>
@@ -20,6 +19,7 @@
 #include "memtable.h"
 #include "merge.h"
 #include "page_format.h"
+#include "port.h"
 #include "run_builder.h"
 
 struct LsmRunBuilder {
@@ -28,13 +28,13 @@ struct LsmRunBuilder {
 };
 
 #define LSM_API_TRY try {
-#define LSM_API_CATCH_STATUS                \
-  }                                         \
-  catch (const std::bad_alloc&) {           \
-    return LSM_NO_MEMORY;                   \
-  }                                         \
-  catch (...) {                             \
-    return LSM_INTERNAL;                    \
+#define LSM_API_CATCH_STATUS      \
+  }                               \
+  catch (const std::bad_alloc&) { \
+    return LSM_NO_MEMORY;         \
+  }                               \
+  catch (...) {                   \
+    return LSM_INTERNAL;          \
   }
 #define LSM_API_CATCH_RETURN(value) \
   }                                 \
@@ -245,8 +245,7 @@ LsmStatus lsm_runbuilder_finish(LsmRunBuilder* b) noexcept {
   LSM_API_CATCH_STATUS
 }
 
-LsmStatus lsm_runbuilder_take_page(LsmRunBuilder* b,
-                                   LsmPageOut* out) noexcept {
+LsmStatus lsm_runbuilder_take_page(LsmRunBuilder* b, LsmPageOut* out) noexcept {
   LSM_API_TRY
   if (b == nullptr || out == nullptr) return LSM_INVALID;
   return b->rep.TakePage(out);
@@ -323,8 +322,7 @@ void lsm_memtable_release(void* base, LsmMemtable* mt) noexcept {
   LSM_API_CATCH_RETURN()
 }
 
-uint64_t lsm_memtable_memory(const void* base,
-                             const LsmMemtable* mt) noexcept {
+uint64_t lsm_memtable_memory(const void* base, const LsmMemtable* mt) noexcept {
   LSM_API_TRY
   if (base == nullptr || mt == nullptr) return 0;
   return lsm::Memtable::Memory(base, mt);

@@ -1,11 +1,11 @@
 // memtable.cc — arena skiplist.
 
-#include "port.h"
 #include "memtable.h"
 
 #include <cstring>
 
 #include "arena.h"
+#include "port.h"
 
 namespace lsm {
 

@@ -29,6 +29,7 @@
 
 #include "batch.h"
 #include "lsm_core.h"
+#include "port.h"  // PostgreSQL firewall
 #include "slice.h"
 
 namespace lsm {

@@ -1,15 +1,15 @@
 // merge.cc — heap-based merging iterator with bounds and de-duplication.
 
-#include "port.h"
 #include "merge.h"
 
 #include <utility>
 
+#include "port.h"
+
 namespace lsm {
 
-MergingIterator::MergingIterator(int nsources, bool backward,
-                                 const uint8_t* lo, size_t lolen,
-                                 const uint8_t* hi, size_t hilen)
+MergingIterator::MergingIterator(int nsources, bool backward, const uint8_t* lo,
+                                 size_t lolen, const uint8_t* hi, size_t hilen)
     : n_(nsources),
       backward_(backward),
       has_lo_(lo != nullptr),

@@ -25,6 +25,7 @@
 
 #include "batch.h"
 #include "lsm_core.h"
+#include "port.h"  // PostgreSQL firewall
 #include "slice.h"
 
 namespace lsm {
@@ -82,7 +83,7 @@ class MergingIterator {
   std::vector<int> heap_;
   std::vector<int> need_;  // sources to ask for, FIFO from need_head_
   size_t need_head_ = 0;
-  int pending_ = -1;       // source of the last key returned, to advance
+  int pending_ = -1;  // source of the last key returned, to advance
   bool has_last_ = false;
   std::vector<uint8_t> last_;  // last key returned, for de-duplication
   bool misuse_ = false;

@@ -1,9 +1,10 @@
 // page_format.cc — data page, fence page and run header encoders/decoders.
 
-#include "port.h"
 #include "page_format.h"
 
 #include <cstring>
+
+#include "port.h"
 
 namespace lsm {
 
@@ -181,14 +182,12 @@ LsmStatus ParseRunHeader(const uint8_t* content, size_t len,
   info->ndata_pages = DecodeFixed32(content + 16);
   info->npages = DecodeFixed32(content + 20);
   if (info->height > kMaxRunHeight || info->ndata_pages == 0 ||
-      info->npages <= info->ndata_pages ||
-      info->nentries < info->ndata_pages)
+      info->npages <= info->ndata_pages || info->nentries < info->ndata_pages)
     return LSM_CORRUPT;
   size_t pos = kRunHeaderFixedSize;
   size_t min_len = DecodeFixed16(content + pos);
   pos += 2;
-  if (min_len > LSM_MAX_KEY_SIZE || len - pos < min_len + 2)
-    return LSM_CORRUPT;
+  if (min_len > LSM_MAX_KEY_SIZE || len - pos < min_len + 2) return LSM_CORRUPT;
   info->min_key = Slice(content + pos, min_len);
   pos += min_len;
   size_t max_len = DecodeFixed16(content + pos);

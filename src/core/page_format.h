@@ -39,6 +39,7 @@
 
 #include "coding.h"
 #include "lsm_core.h"
+#include "port.h"  // PostgreSQL firewall
 #include "slice.h"
 
 namespace lsm {
@@ -63,8 +64,9 @@ constexpr size_t kMaxDataEntrySize = 1 + 2 + LSM_MAX_KEY_SIZE + 2;
 constexpr size_t kMinFencePageCap =
     kFencePageHeaderSize + 2 + 2 * FenceEntrySize(LSM_MAX_KEY_SIZE);
 // The header must hold min and max key and two root entries of the longest key.
-constexpr size_t kMinHeaderCap = kRunHeaderFixedSize + 2 * (2 + LSM_MAX_KEY_SIZE) +
-                                 2 + 2 * FenceEntrySize(LSM_MAX_KEY_SIZE);
+constexpr size_t kMinHeaderCap = kRunHeaderFixedSize +
+                                 2 * (2 + LSM_MAX_KEY_SIZE) + 2 +
+                                 2 * FenceEntrySize(LSM_MAX_KEY_SIZE);
 constexpr size_t kMinContentCap =
     kMinHeaderCap > kMinFencePageCap ? kMinHeaderCap : kMinFencePageCap;
 // Offsets inside a content area are u16.
@@ -95,9 +97,8 @@ LsmStatus ParseDataPage(const uint8_t* content, size_t len, Sink* sink) {
   Slice prev;
   for (size_t i = 0; i < nentries; i++) {
     const bool restart = i % kRestartInterval == 0;
-    if (restart &&
-        DecodeFixed16(restarts + 2 * (i / kRestartInterval)) !=
-            static_cast<size_t>(p - content))
+    if (restart && DecodeFixed16(restarts + 2 * (i / kRestartInterval)) !=
+                       static_cast<size_t>(p - content))
       return LSM_CORRUPT;
     uint32_t shared, ulen;
     p = DecodeVarint32(p, restarts, &shared);
@@ -111,8 +112,7 @@ LsmStatus ParseDataPage(const uint8_t* content, size_t len, Sink* sink) {
     if (i > 0) {
       // Strictly ascending: the new key differs from prev first at `shared`.
       if (shared == 0) {
-        if (CompareKeys(p, ulen, prev.data, prev.size) <= 0)
-          return LSM_CORRUPT;
+        if (CompareKeys(p, ulen, prev.data, prev.size) <= 0) return LSM_CORRUPT;
       } else if (ulen == 0 ||
                  (shared < prev.size && p[0] <= prev.data[shared])) {
         return LSM_CORRUPT;

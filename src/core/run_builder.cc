@@ -1,10 +1,11 @@
 // run_builder.cc — streaming sorted-run writer.
 
-#include "port.h"
 #include "run_builder.h"
 
 #include <cstring>
 #include <utility>
+
+#include "port.h"
 
 namespace lsm {
 
@@ -55,8 +56,8 @@ LsmStatus RunBuilder::Finish() {
   broken_ = true;
   if (!data_.empty()) FlushDataPage();
 
-  const size_t prefix = RunHeaderPrefixSize(first_key_.size(),
-                                            last_key_.size());
+  const size_t prefix =
+      RunHeaderPrefixSize(first_key_.size(), last_key_.size());
   std::vector<uint8_t> page(cap_);
   FenceList level_storage[2];
   const FenceList* level = &fences_;

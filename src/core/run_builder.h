@@ -21,6 +21,7 @@
 
 #include "lsm_core.h"
 #include "page_format.h"
+#include "port.h"  // PostgreSQL firewall
 
 namespace lsm {
 

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "port.h"  // PostgreSQL firewall
+
 namespace lsm {
 
 struct Slice {

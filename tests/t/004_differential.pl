@@ -28,8 +28,8 @@ $seed =~ /^\d+$/ or die "LSM_DIFF_SEED must be a non-negative integer";
 diag("LSM_DIFF_SEED=$seed (set LSM_DIFF_SEED to reproduce or vary)");
 srand($seed);
 
-my $INITIAL_ROWS = 2000;    # rows per table before the first query round
-my $ROUND_ROWS   = 700;     # rows inserted per table per mutation round
+my $INITIAL_ROWS = 1500;    # rows per table before the first query round
+my $ROUND_ROWS   = 500;     # rows inserted per table per mutation round
 my $ROUNDS       = 3;       # mutation rounds (queries run after each and before)
 
 my $node = PostgreSQL::Test::Cluster->new('diff');
@@ -211,6 +211,10 @@ my @types = (
 		gen      => q{random() < 0.5},
 		specials => q{ARRAY[true, false]},
 		variants => [qw(asc)],
+		# PostgreSQL 15's planner turns "k = true" into "k" and matches that
+		# to an index only for the built-in boolean opfamilies: equality is
+		# tested as k >= c AND k <= c instead.
+		eq       => 'k >= %s AND k <= %s',
 	},
 	{
 		name     => 'date',
@@ -438,23 +442,44 @@ for my $tab (@tables)
 # ---------------------------------------------------------------------------
 # Query generation
 
-# sorted distinct literals of a column (btree order), and probe values
+# Sorted distinct literals of every column (in btree order) and probe values
+# (fresh generator output, present or not) of every table, in one round trip:
+# $values{table}{col} and $probes{table}{col}.
+my (%values, %probes);
+
 sub fetch_values
 {
-	my ($tab) = @_;
-	my (%vals, %probes);
-	for my $c (@{ $tab->{cols} })
+	my @parts = ("SELECT setseed(" . sprintf('%.6f', rand()) . ");");
+	for my $tab (@tables)
 	{
-		my $ty = $c->{ty};
-		my $col = $c->{col};
-		my $out = sql(
-			"SELECT quote_literal(v::text) FROM (SELECT DISTINCT ON ($col) $col AS v FROM bt_$tab->{name} WHERE $col IS NOT NULL ORDER BY $col) s ORDER BY v"
-		);
-		$vals{$col} = [ map { "$_::$ty->{littype}" } split /\n/, $out ];
-		$out = sql("SELECT quote_literal(v::text) FROM (SELECT ($ty->{gen})::$ty->{littype} AS v FROM generate_series(1, 12)) s WHERE v IS NOT NULL");
-		$probes{$col} = [ map { "$_::$ty->{littype}" } split /\n/, $out ];
+		for my $c (@{ $tab->{cols} })
+		{
+			my ($ty, $col, $n) = ($c->{ty}, $c->{col}, $tab->{name});
+			push @parts,
+			  "SELECT concat_ws(chr(31), 'v', '$n', '$col', quote_literal(v::text)) FROM (SELECT DISTINCT ON ($col) $col AS v FROM bt_$n WHERE $col IS NOT NULL ORDER BY $col) s ORDER BY v;",
+			  "SELECT concat_ws(chr(31), 'p', '$n', '$col', quote_literal(v::text)) FROM (SELECT ($ty->{gen})::$ty->{littype} AS v FROM generate_series(1, 12)) s WHERE v IS NOT NULL;";
+		}
 	}
-	return (\%vals, \%probes);
+	%values = ();
+	%probes = ();
+	for my $line (split /\n/, sql(join("\n", @parts)))
+	{
+		my ($kind, $n, $col, $lit) = split /\x1f/, $line, 4;
+		next unless defined $lit;
+		my ($tab) = grep { $_->{name} eq $n } @tables;
+		my ($c) = grep { $_->{col} eq $col } @{ $tab->{cols} };
+		my $v = "${lit}::$c->{ty}{littype}";
+		my $h = $kind eq 'v' ? \%values : \%probes;
+		push @{ $h->{$n}{$col} }, $v;
+	}
+	for my $tab (@tables)
+	{
+		for my $c (@{ $tab->{cols} })
+		{
+			$values{ $tab->{name} }{ $c->{col} } //= [];
+			$probes{ $tab->{name} }{ $c->{col} } //= [];
+		}
+	}
 }
 
 sub pick { my ($l) = @_; return $l->[ int(rand(scalar @$l)) ]; }
@@ -483,7 +508,7 @@ my %expect_re = (
 sub gen_queries
 {
 	my ($tab) = @_;
-	my ($vals, $probes) = fetch_values($tab);
+	my ($vals, $probes) = ($values{ $tab->{name} }, $probes{ $tab->{name} });
 	my @q;
 	my $idx = idx_name($tab);
 	my $add = sub {
@@ -513,16 +538,17 @@ sub gen_queries
 		my $v   = $vals->{k};
 		my $p   = $probes->{k};
 		my %sel = (plain_sel => 'id, k', ionly_sel => 'k');
-		my $ck = canon($ty, 'k');
+		my $ck = canon($ty, 'k') . ' AS canon_k';
 		my ($fwd, $bwd) = map { sprintf($_, 'k') } @{ $variant_order{ $c->{variant} } };
 		my @all = qw(index bitmap ionly);
 		return () unless @$v;
 
+		my $eq = sub { my $c = shift; return $ty->{eq} ? ($ty->{eq} =~ s/%s/$c/gr) : "k = $c"; };
 		for (1 .. 3)
 		{
-			$add->("k = const", "SELECT {sel} FROM {t} WHERE k = " . pick($v), \@all, %sel, must_hit => 1);
+			$add->("k = const", "SELECT {sel} FROM {t} WHERE " . $eq->(pick($v)), \@all, %sel, must_hit => 1);
 		}
-		$add->("k = probe", "SELECT {sel} FROM {t} WHERE k = " . pick($p), [qw(index bitmap)], %sel) if @$p;
+		$add->("k = probe", "SELECT {sel} FROM {t} WHERE " . $eq->(pick($p)), [qw(index bitmap)], %sel) if @$p;
 		for my $op ('<', '<=', '>', '>=')
 		{
 			$add->("k $op const", "SELECT {sel} FROM {t} WHERE k $op " . pick($v), \@all, %sel);
@@ -644,6 +670,7 @@ my %shape_seen;
 sub run_queries
 {
 	my ($round) = @_;
+	fetch_values();
 	for my $tab (@tables)
 	{
 		my @q = gen_queries($tab);
@@ -691,10 +718,12 @@ sub run_queries
 			}
 		}
 	}
-	for my $tab (@tables)
+	my @same = split /\n/,
+	  sql(join("\n", map { "SELECT lsm_same('lsm_$_->{name}', 'bt_$_->{name}');" } @tables));
+	for my $i (0 .. $#tables)
 	{
-		is(sql("SELECT lsm_same('lsm_$tab->{name}', 'bt_$tab->{name}')") =~ s/ .*//r,
-			'ok', "round $round: $tab->{name} table copies are identical");
+		is($same[$i] =~ s/ .*//r, 'ok', "round $round: $tables[$i]{name} table copies are identical")
+		  or diag($same[$i]);
 	}
 }
 
@@ -729,7 +758,8 @@ for my $round (1 .. $ROUNDS)
 		# explicit flushes on some tables
 		$s .= "SELECT lsm_am.flush('lsm_${n}_idx');\n" if ($ti + $round) % 3 == 0;
 	}
-	# VACUUM in rounds 1 and 3 (round 2 leaves dead entries for the scans to skip)
+	# VACUUM in rounds 1 and 3 (round 2 leaves dead entries for the scans to
+	# skip; after round 3 index-only scans see a set visibility map)
 	if ($round % 2 == 1)
 	{
 		$s .= "VACUUM " . join(', ', map { ("lsm_$_->{name}", "bt_$_->{name}") } @tables) . ";\n";
@@ -744,11 +774,7 @@ for my $round (1 .. $ROUNDS)
 }
 
 # ---------------------------------------------------------------------------
-# After a final VACUUM: index-only scans with a set visibility map, and the
-# index holds exactly one entry per live row.
-
-sql("VACUUM " . join(', ', map { ("lsm_$_->{name}", "bt_$_->{name}") } @tables));
-run_queries('final');
+# The last round ended with VACUUM: the index holds one entry per live row.
 
 for my $tab (@tables)
 {

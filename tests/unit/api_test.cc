@@ -1,10 +1,10 @@
 // api_test.cc — every C API function answers invalid arguments with an
 // error status (or a harmless no-op), never a crash or an exception.
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "lsm_core.h"
 #include "test_util.h"
@@ -20,7 +20,8 @@ TEST(ApiTest, StatusMessages) {
     ASSERT_NE(msg, nullptr);
     EXPECT_GT(std::strlen(msg), 0u);
   }
-  EXPECT_STRNE(lsm_status_message(LSM_CORRUPT), lsm_status_message(LSM_INVALID));
+  EXPECT_STRNE(lsm_status_message(LSM_CORRUPT),
+               lsm_status_message(LSM_INVALID));
 }
 
 TEST(ApiTest, Hash) {
@@ -64,8 +65,9 @@ TEST(ApiTest, PageFunctionsInvalidArguments) {
   std::vector<uint8_t> page(8136);
   size_t len;
   EXPECT_EQ(lsm_datapage_check(nullptr, 100), LSM_CORRUPT);
-  EXPECT_EQ(lsm_datapage_build(nullptr, nullptr, page.data(), page.size(), &len),
-            LSM_INVALID);
+  EXPECT_EQ(
+      lsm_datapage_build(nullptr, nullptr, page.data(), page.size(), &len),
+      LSM_INVALID);
   EXPECT_EQ(lsm_datapage_build(b, nullptr, nullptr, page.size(), &len),
             LSM_INVALID);
   EXPECT_EQ(lsm_datapage_build(b, nullptr, page.data(), page.size(), nullptr),
@@ -78,7 +80,8 @@ TEST(ApiTest, PageFunctionsInvalidArguments) {
 
   LsmRunHeader h;
   EXPECT_EQ(lsm_runheader_parse(nullptr, 100, &h), LSM_CORRUPT);
-  EXPECT_EQ(lsm_runheader_parse(page.data(), page.size(), nullptr), LSM_INVALID);
+  EXPECT_EQ(lsm_runheader_parse(page.data(), page.size(), nullptr),
+            LSM_INVALID);
   EXPECT_EQ(lsm_runheader_parse(page.data(), page.size(), &h), LSM_CORRUPT);
 
   uint32_t child;
@@ -89,10 +92,10 @@ TEST(ApiTest, PageFunctionsInvalidArguments) {
   EXPECT_EQ(lsm_fence_find(page.data(), page.size(), 1, LSM_FIND_FIRST, nullptr,
                            0, &child, nullptr),
             LSM_INVALID);
-  EXPECT_EQ(lsm_fence_find(page.data(), page.size(), 1,
-                           static_cast<LsmFindMode>(9), nullptr, 0, &child,
-                           &is_data),
-            LSM_INVALID);
+  EXPECT_EQ(
+      lsm_fence_find(page.data(), page.size(), 1, static_cast<LsmFindMode>(9),
+                     nullptr, 0, &child, &is_data),
+      LSM_INVALID);
   EXPECT_EQ(lsm_fence_find(page.data(), page.size(), 0, LSM_FIND_LE, nullptr, 4,
                            &child, &is_data),
             LSM_INVALID);

@@ -1,12 +1,13 @@
 // arena_test.cc — shared-memory chunk pool.
 
+#include "arena.h"
+
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <set>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "arena.h"
 #include "lsm_core.h"
 
 namespace {
@@ -18,9 +19,9 @@ std::vector<uint64_t> Region(uint32_t nchunks, uint32_t chunk_size) {
 
 TEST(ArenaTest, SizeRejectsBadParameters) {
   EXPECT_EQ(lsm_arena_size(0, 65536), 0u);
-  EXPECT_EQ(lsm_arena_size(4, 100), 0u);             // below minimum
-  EXPECT_EQ(lsm_arena_size(4, 8192 + 4), 0u);        // not 8-aligned
-  EXPECT_EQ(lsm_arena_size(70000, 65536), 0u);       // beyond 4 GiB
+  EXPECT_EQ(lsm_arena_size(4, 100), 0u);        // below minimum
+  EXPECT_EQ(lsm_arena_size(4, 8192 + 4), 0u);   // not 8-aligned
+  EXPECT_EQ(lsm_arena_size(70000, 65536), 0u);  // beyond 4 GiB
   EXPECT_EQ(lsm_arena_size(4, 65536), lsm::kArenaHeaderSize + 4 * 65536u);
   EXPECT_EQ(lsm_arena_size(65535, 65536),
             lsm::kArenaHeaderSize + 65535ull * 65536u);
@@ -81,6 +82,8 @@ TEST(ArenaTest, InvalidArguments) {
   EXPECT_EQ(lsm_arena_init(nullptr, 4, 8192), LSM_INVALID);
   EXPECT_EQ(lsm_arena_init(base, 0, 8192), LSM_INVALID);
   EXPECT_EQ(lsm_arena_init(base, 4, 16), LSM_INVALID);
+  EXPECT_EQ(lsm_arena_init(static_cast<char*>(base) + 4, 3, 8192),
+            LSM_INVALID);  // misaligned
   // Not initialised: the magic is missing.
   EXPECT_EQ(lsm_arena_alloc_chunk(base, &c), LSM_INVALID);
   EXPECT_EQ(lsm_arena_free_chunks(base), 0u);

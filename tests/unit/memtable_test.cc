@@ -1,15 +1,16 @@
 // memtable_test.cc — arena skiplist against std::set.
 
+#include "memtable.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstring>
 #include <set>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "arena.h"
 #include "lsm_core.h"
-#include "memtable.h"
 #include "test_util.h"
 
 namespace {
@@ -75,8 +76,9 @@ TEST(MemtableTest, EmptyMemtable) {
   EXPECT_EQ(lsm_memtable_memory(f.base(), f.mt()), 0u);
   LsmBatch* b;
   ASSERT_EQ(lsm_batch_create(&b), LSM_OK);
-  EXPECT_EQ(lsm_memtable_copy_range(f.base(), f.mt(), nullptr, 0, nullptr, 0, b),
-            LSM_OK);
+  EXPECT_EQ(
+      lsm_memtable_copy_range(f.base(), f.mt(), nullptr, 0, nullptr, 0, b),
+      LSM_OK);
   EXPECT_EQ(lsm_batch_count(b), 0u);
   lsm_batch_destroy(b);
   // The first insert asks for a chunk.
@@ -167,8 +169,7 @@ TEST(MemtableTest, ShimReservationIsEnough) {
       lsm_memtable_add_chunk(f.base(), f.mt(), c);
     }
     ASSERT_EQ(lsm_memtable_insert(f.base(), f.mt(), U8(k), k.size()), LSM_OK)
-        << "key of " << k.size() << " bytes, chunk_used "
-        << f.mt()->chunk_used;
+        << "key of " << k.size() << " bytes, chunk_used " << f.mt()->chunk_used;
   }
   EXPECT_LE(lsm::kMaxNodeOverhead, 64u);
 }

@@ -1,11 +1,11 @@
 // merge_test.cc — merging iterator against a std::set reference.
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "lsm_core.h"
 #include "test_util.h"
@@ -35,10 +35,10 @@ std::vector<Key> RunMerge(const std::vector<Source>& sources, bool backward,
                           const Bounds& bounds, std::vector<int>* ask_order) {
   const int n = static_cast<int>(sources.size());
   LsmMerge* m = nullptr;
-  EXPECT_EQ(lsm_merge_create(n, backward, bounds.has_lo ? U8(bounds.lo) : nullptr,
-                             bounds.lo.size(),
-                             bounds.has_hi ? U8(bounds.hi) : nullptr,
-                             bounds.hi.size(), &m),
+  EXPECT_EQ(lsm_merge_create(
+                n, backward, bounds.has_lo ? U8(bounds.lo) : nullptr,
+                bounds.lo.size(), bounds.has_hi ? U8(bounds.hi) : nullptr,
+                bounds.hi.size(), &m),
             LSM_OK);
   std::vector<size_t> fed(n, 0);
   std::vector<bool> crossed(n, false), done(n, false);
@@ -142,7 +142,8 @@ Bounds RandomBounds(KeyGen* gen, const std::vector<Key>& universe) {
   if (b.has_hi) b.hi = pick();
   if (b.has_lo && b.has_hi && gen->Uniform(0, 2) == 0)  // a prefix scan
     b.hi = b.lo.substr(0, gen->Uniform(0, b.lo.size()));
-  if (b.has_lo && b.has_hi && b.hi < b.lo && gen->Uniform(0, 1)) std::swap(b.lo, b.hi);
+  if (b.has_lo && b.has_hi && b.hi < b.lo && gen->Uniform(0, 1))
+    std::swap(b.lo, b.hi);
   return b;
 }
 
@@ -203,8 +204,8 @@ TEST(MergeTest, EmptyBatchesAreAskedAgain) {
 TEST(MergeTest, PrefixUpperBound) {
   // hi = "ab": "ab", "ab\0", "abz" (hi is a prefix) and "a" (a prefix of hi)
   // are within; "ac" and "b" are not.
-  std::vector<Source> sources = {
-      {{"a", "ab", "ab\0"}}, {{"aa", "abz", "ac"}, {"b"}}};
+  std::vector<Source> sources = {{{"a", "ab", "ab\0"}},
+                                 {{"aa", "abz", "ac"}, {"b"}}};
   sources[0][0][2] = Key("ab\0", 3);
   Bounds b;
   b.has_hi = true;

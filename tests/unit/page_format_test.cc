@@ -1,14 +1,15 @@
 // page_format_test.cc — data page encode/decode and validation.
 
+#include "page_format.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "lsm_core.h"
-#include "page_format.h"
 #include "test_util.h"
 
 namespace {
@@ -26,7 +27,8 @@ class BatchHolder {
   LsmBatch* get() { return b_; }
   void Fill(const std::vector<Key>& keys) {
     lsm_batch_clear(b_);
-    for (const Key& k : keys) EXPECT_EQ(lsm_batch_add_key(b_, U8(k), k.size()), LSM_OK);
+    for (const Key& k : keys)
+      EXPECT_EQ(lsm_batch_add_key(b_, U8(k), k.size()), LSM_OK);
   }
 
  private:
@@ -97,7 +99,8 @@ TEST(DataPageTest, PrefixCompressionSavesSpace) {
   std::vector<Key> keys;
   for (uint64_t i = 0; i < 400; i++) {
     Key k(14, '\0');
-    for (int j = 0; j < 8; j++) k[j] = static_cast<char>((i * 7919) >> (56 - 8 * j));
+    for (int j = 0; j < 8; j++)
+      k[j] = static_cast<char>((i * 7919) >> (56 - 8 * j));
     k[13] = static_cast<char>(i);
     keys.push_back(k);
   }
@@ -153,7 +156,8 @@ TEST(DataPageTest, TooLargeAndOutOfOrder) {
   EXPECT_EQ(lsm_datapage_build(b.get(), keep, page.data(), kCap, &len), LSM_OK);
   // The longest key fits a page on its own.
   b.Fill({Key(LSM_MAX_KEY_SIZE, '\xff')});
-  EXPECT_EQ(lsm_datapage_build(b.get(), nullptr, page.data(), kCap, &len), LSM_OK);
+  EXPECT_EQ(lsm_datapage_build(b.get(), nullptr, page.data(), kCap, &len),
+            LSM_OK);
   EXPECT_EQ(lsm_batch_add_key(b.get(), U8(Key(LSM_MAX_KEY_SIZE + 1, 'a')),
                               LSM_MAX_KEY_SIZE + 1),
             LSM_TOO_LARGE);

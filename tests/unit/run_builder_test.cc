@@ -1,13 +1,13 @@
 // run_builder_test.cc — sorted runs in an in-memory page store, searched with
 // lsm_fence_find.
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <map>
 #include <random>
 #include <set>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "lsm_core.h"
 #include "page_format.h"
@@ -59,9 +59,8 @@ void BuildRun(const std::vector<Key>& keys, size_t cap, BuiltRun* run) {
         ASSERT_EQ(out.rel_page, 0u);
         seen_header = true;
       }
-      run->pages[out.rel_page] =
-          StoredPage{out.kind, std::vector<uint8_t>(out.content,
-                                                    out.content + out.len)};
+      run->pages[out.rel_page] = StoredPage{
+          out.kind, std::vector<uint8_t>(out.content, out.content + out.len)};
     }
     ASSERT_EQ(st, LSM_END);
   };
@@ -127,9 +126,9 @@ uint32_t Descend(const BuiltRun& run, LsmFindMode mode, const Key& target,
   for (;;) {
     uint32_t child = 0;
     int is_data = -1;
-    LsmStatus st = lsm_fence_find(p->content.data(), p->content.size(),
-                                  is_header, mode, U8(target), target.size(),
-                                  &child, &is_data);
+    LsmStatus st =
+        lsm_fence_find(p->content.data(), p->content.size(), is_header, mode,
+                       U8(target), target.size(), &child, &is_data);
     EXPECT_EQ(st, LSM_OK);
     if (st != LSM_OK) return 0;
     if (is_data) {
@@ -159,8 +158,8 @@ uint32_t Expected(const BuiltRun& run, LsmFindMode mode, const Key& target) {
   return n == 0 ? 1 : static_cast<uint32_t>(n);
 }
 
-void CheckSearches(const BuiltRun& run, const std::vector<Key>& keys, KeyGen* gen,
-                   int ntargets) {
+void CheckSearches(const BuiltRun& run, const std::vector<Key>& keys,
+                   KeyGen* gen, int ntargets) {
   int depth;
   EXPECT_EQ(Descend(run, LSM_FIND_FIRST, Key(), &depth), 1u);
   EXPECT_EQ(static_cast<uint32_t>(depth), run.hdr.height);

@@ -54,8 +54,8 @@ class KeyGen {
   }
 
   char Byte() {
-    static const uint8_t kAlphabet[] = {0x00, 0x01, 0x7F, 0x80, 0xFE, 0xFF,
-                                        'a',  'b'};
+    static const uint8_t kAlphabet[] = {0x00, 0x01, 0x7F, 0x80,
+                                        0xFE, 0xFF, 'a',  'b'};
     if (Uniform(0, 3) == 0) return static_cast<char>(Uniform(0, 255));
     return static_cast<char>(kAlphabet[Uniform(0, sizeof(kAlphabet) - 1)]);
   }

@@ -1,0 +1,136 @@
+-- lsm_errors: what lsm refuses, with which message and hint; and the
+-- collations it accepts.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lsm_am;
+RESET client_min_messages;
+CREATE SCHEMA lsm_errors;
+SET search_path = lsm_errors, public;
+\set VERBOSITY default
+
+-- temporary tables are not supported
+CREATE TEMP TABLE tmp_t (a int);
+CREATE INDEX tmp_t_lsm ON tmp_t USING lsm (a);
+DROP TABLE tmp_t;
+
+-- libc collations other than C / POSIX / C.UTF-8 are refused
+CREATE COLLATION en_libc (provider = libc, locale = 'en_US.UTF-8');
+CREATE TABLE coll_t (id int, t text COLLATE "C", v varchar(20) COLLATE "C");
+INSERT INTO coll_t VALUES (1, 'b', 'b'), (2, 'a', 'a'), (3, 'B', 'B'), (4, 'A', 'A');
+CREATE INDEX coll_t_en ON coll_t USING lsm (t COLLATE en_libc);
+CREATE INDEX coll_t_en2 ON coll_t USING lsm (id, v COLLATE en_libc);
+CREATE TABLE coll_t2 (t text COLLATE en_libc);
+CREATE INDEX coll_t2_lsm ON coll_t2 USING lsm (t);
+-- (a btree index is fine)
+CREATE INDEX coll_t2_bt ON coll_t2 USING btree (t);
+-- accepted collations: C, POSIX, C.UTF-8 and ICU
+CREATE INDEX coll_t_c ON coll_t USING lsm (t COLLATE "C");
+CREATE INDEX coll_t_posix ON coll_t USING lsm (t COLLATE "POSIX");
+CREATE INDEX coll_t_cutf8 ON coll_t USING lsm (t COLLATE "C.utf8");
+CREATE INDEX coll_t_icu ON coll_t USING lsm (t COLLATE "und-x-icu");
+CREATE INDEX coll_t_icu_v ON coll_t USING lsm (v COLLATE "en-US-x-icu");
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT t FROM coll_t WHERE t COLLATE "und-x-icu" > 'a' ORDER BY t COLLATE "und-x-icu";
+SELECT t FROM coll_t WHERE t COLLATE "und-x-icu" > 'a' ORDER BY t COLLATE "und-x-icu";
+EXPLAIN (COSTS OFF) SELECT id FROM coll_t ORDER BY v COLLATE "en-US-x-icu";
+SELECT id, v FROM coll_t ORDER BY v COLLATE "en-US-x-icu";
+SELECT t FROM coll_t WHERE t > 'a' ORDER BY t;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+
+-- memtable_size (kB) must be between 64 and 1048576
+CREATE TABLE ro_t (a int);
+CREATE INDEX ro_t_1 ON ro_t USING lsm (a) WITH (memtable_size = 1);
+CREATE INDEX ro_t_2 ON ro_t USING lsm (a) WITH (memtable_size = 99999999);
+CREATE INDEX ro_t_3 ON ro_t USING lsm (a) WITH (memtable_size = 63);
+CREATE INDEX ro_t_4 ON ro_t USING lsm (a) WITH (memtable_size = 0);
+CREATE INDEX ro_t_5 ON ro_t USING lsm (a) WITH (memtable_size = 1048577);
+CREATE INDEX ro_t_6 ON ro_t USING lsm (a) WITH (memtable_size = 'big');
+CREATE INDEX ro_t_7 ON ro_t USING lsm (a) WITH (fillfactor = 50);
+CREATE INDEX ro_t_ok1 ON ro_t USING lsm (a) WITH (memtable_size = 64);
+CREATE INDEX ro_t_ok2 ON ro_t USING lsm (a) WITH (memtable_size = 1048576);
+ALTER INDEX ro_t_ok1 SET (memtable_size = 10);
+SELECT relname, reloptions FROM pg_class
+WHERE relnamespace = 'lsm_errors'::regnamespace AND relname ~ '^ro_t' ORDER BY 1;
+
+-- settings
+SET lsm_am.memtable_size = 1;
+SET lsm_am.memtable_size = '2GB';
+SET lsm_am.max_runs = 1;
+SET lsm_am.memory = '128MB';
+SET lsm_am.max_indexes = 10;
+SET lsm_am.no_such_setting = 1;
+
+-- types without an lsm operator class
+CREATE TABLE ty_t (p point, j jsonb, n name, c char(3));
+CREATE INDEX ty_t_p ON ty_t USING lsm (p);
+CREATE INDEX ty_t_j ON ty_t USING lsm (j);
+CREATE INDEX ty_t_n ON ty_t USING lsm (n);
+CREATE INDEX ty_t_c ON ty_t USING lsm (c);
+-- an operator class for a type lsm cannot encode: refused by CREATE INDEX,
+-- and reported by amvalidate()
+CREATE OPERATOR CLASS oid_lsm_ops FOR TYPE oid USING lsm AS
+    OPERATOR 1 <, OPERATOR 2 <=, OPERATOR 3 =, OPERATOR 4 >=, OPERATOR 5 >,
+    FUNCTION 1 btoidcmp(oid, oid);
+CREATE TABLE oid_t (o oid);
+CREATE INDEX oid_t_lsm ON oid_t USING lsm (o oid_lsm_ops);
+SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'oid_lsm_ops';
+DROP OPERATOR CLASS oid_lsm_ops USING lsm;
+-- features lsm does not have
+CREATE UNIQUE INDEX ty_t_u ON coll_t USING lsm (id);
+CREATE INDEX ty_t_i ON coll_t USING lsm (id) INCLUDE (t);
+ALTER TABLE coll_t ADD CONSTRAINT coll_t_uq UNIQUE USING INDEX coll_t_c;
+
+-- oversized entries: at most 1536 bytes; a text under "C" costs its length
+-- + 9 bytes (NULL flag, 2-byte terminator, 6-byte TID).  Values much longer
+-- than the limit are refused before they are encoded (the size in that
+-- message is not the encoded size), so try_sql() shows SQLSTATE and hint.
+CREATE FUNCTION try_sql(q text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE st text; hint text;
+BEGIN
+    EXECUTE q;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, hint = PG_EXCEPTION_HINT;
+    RETURN st || ' / ' || hint;
+END
+$f$;
+CREATE TABLE big_t (id int, t text COLLATE "C", b bytea);
+INSERT INTO big_t VALUES (1, repeat('x', 2000), NULL);
+SELECT try_sql('CREATE INDEX big_t_lsm ON big_t USING lsm (t)');
+DELETE FROM big_t;
+CREATE INDEX big_t_lsm ON big_t USING lsm (t);
+CREATE INDEX big_t_lsm_b ON big_t USING lsm (b);
+SELECT try_sql($$INSERT INTO big_t VALUES (2, repeat('x', 2000), NULL)$$);
+INSERT INTO big_t VALUES (3, repeat('x', 1528), NULL);
+INSERT INTO big_t VALUES (4, repeat('x', 1527), NULL);
+INSERT INTO big_t VALUES (5, NULL, decode(repeat('00', 1000), 'hex'));
+INSERT INTO big_t VALUES (6, NULL, decode(repeat('01', 1527), 'hex'));
+SELECT try_sql($$INSERT INTO big_t VALUES (7, NULL, decode(repeat('01', 100000), 'hex'))$$);
+-- scan arguments have no size limit
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id, length(t) FROM big_t WHERE t = repeat('x', 1527);
+SELECT id, length(t) FROM big_t WHERE t < repeat('x', 5000) ORDER BY id;
+SELECT id, length(b) FROM big_t WHERE b >= decode(repeat('01', 3000), 'hex') ORDER BY id;
+SELECT id, length(b) FROM big_t WHERE b IS NOT NULL ORDER BY b;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT id FROM big_t ORDER BY id;
+
+-- the functions want an lsm index
+CREATE TABLE fn_t (a int);
+CREATE INDEX fn_t_bt ON fn_t USING btree (a);
+CREATE INDEX fn_t_hash ON fn_t USING hash (a);
+SELECT lsm_am.flush('fn_t_bt');
+SELECT * FROM lsm_am.index_stats('fn_t_bt');
+SELECT lsm_am.flush('fn_t_hash');
+SELECT lsm_am.flush('fn_t');
+SELECT * FROM lsm_am.index_stats('fn_t');
+SELECT lsm_am.flush('no_such_index');
+SELECT lsm_am.flush(NULL);
+
+SET client_min_messages = warning;
+DROP SCHEMA lsm_errors CASCADE;
+RESET client_min_messages;
+RESET search_path;

@@ -1,0 +1,218 @@
+-- lsm_flush: lsm_am.flush(), lsm_am.index_stats(), scans over memtable +
+-- runs, automatic flushes and merges with a small memtable_size, VACUUM.
+-- Page counts and byte sizes are not printed (only whether they are > 0);
+-- memtable_entries + run_entries must always equal the number of index
+-- entries.
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lsm_am;
+RESET client_min_messages;
+CREATE SCHEMA lsm_flush;
+SET search_path = lsm_flush, public;
+
+-- lsm_check(query): run the query with only index scans allowed and check
+-- that the plan uses an index whose name contains "lsm"; run it again with
+-- index scans disabled (seqscan + sort) and compare the two row lists,
+-- in order.  Returns 'ok (N rows)' or a description of the difference.
+CREATE FUNCTION lsm_check(q text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    plan text := '';
+    line text;
+    got text;
+    want text;
+    n bigint;
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_indexonlyscan', 'on', true);
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    IF plan !~ 'Index (Only )?Scan (Backward )?using \S*lsm' THEN
+        RETURN 'lsm index not used: ' || plan;
+    END IF;
+    EXECUTE format('SELECT count(*), string_agg(x::text, %L) FROM (%s) x', '|', q)
+        INTO n, got;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'off', true);
+    PERFORM set_config('enable_indexonlyscan', 'off', true);
+    EXECUTE format('SELECT string_agg(x::text, %L) FROM (%s) x', '|', q) INTO want;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_indexonlyscan', 'on', true);
+    IF got IS DISTINCT FROM want THEN
+        RETURN 'MISMATCH lsm: ' || coalesce(got, '<none>') || ' expected: ' || coalesce(want, '<none>');
+    END IF;
+    RETURN 'ok (' || n || ' rows)';
+END
+$f$;
+
+CREATE VIEW st AS
+    SELECT c.relname AS index, s.memtable_entries, s.memtable_bytes > 0 AS has_memtable_bytes,
+           s.runs, s.run_entries, s.log_pages > 0 AS has_log_pages, s.total_pages >= 1 AS has_pages
+    FROM pg_class c, LATERAL lsm_am.index_stats(c.oid) s
+    WHERE c.relam = (SELECT oid FROM pg_am WHERE amname = 'lsm')
+      AND c.relnamespace = 'lsm_flush'::regnamespace;
+
+-- index_stats' result shape
+SELECT * FROM lsm_am.index_stats(NULL);
+
+CREATE TABLE fl (id int, k int8) WITH (autovacuum_enabled = off);
+CREATE TABLE fl_bt (id int, k int8) WITH (autovacuum_enabled = off);
+CREATE INDEX fl_lsm ON fl USING lsm (k);
+CREATE INDEX fl_bt_k ON fl_bt (k);
+-- an empty index: nothing anywhere
+SELECT * FROM st;
+SELECT lsm_am.flush('fl_lsm');
+SELECT * FROM st;
+
+INSERT INTO fl SELECT g, (g * 7919) % 1009 FROM generate_series(1, 1000) g;
+INSERT INTO fl_bt SELECT * FROM fl;
+-- all in the memtable
+SELECT * FROM st;
+SELECT lsm_am.flush('fl_lsm');
+-- all in one run
+SELECT * FROM st;
+-- flushing an empty memtable adds no run
+SELECT lsm_am.flush('fl_lsm'::regclass);
+SELECT * FROM st;
+
+-- memtable + run: overlapping keys, updates (new versions in the memtable,
+-- old ones in the run), deletes
+INSERT INTO fl SELECT g, (g * 31) % 1009 FROM generate_series(1001, 1500) g;
+UPDATE fl SET k = k + 2000 WHERE id % 10 = 0;
+DELETE FROM fl WHERE id % 10 = 1;
+INSERT INTO fl_bt SELECT g, (g * 31) % 1009 FROM generate_series(1001, 1500) g;
+UPDATE fl_bt SET k = k + 2000 WHERE id % 10 = 0;
+DELETE FROM fl_bt WHERE id % 10 = 1;
+-- 500 inserted + 150 updated row versions
+SELECT * FROM st;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id FROM fl WHERE k < 100 EXCEPT ALL SELECT id FROM fl_bt WHERE k < 100;
+SELECT id FROM fl_bt WHERE k < 100 EXCEPT ALL SELECT id FROM fl WHERE k < 100;
+SELECT id FROM fl WHERE k >= 2000 EXCEPT ALL SELECT id FROM fl_bt WHERE k >= 2000;
+SELECT id FROM fl_bt WHERE k >= 2000 EXCEPT ALL SELECT id FROM fl WHERE k >= 2000;
+-- id 4 (in the run) and id 1152 (in the memtable)
+SELECT id, k FROM fl WHERE k = 397 ORDER BY id;
+SELECT id, k FROM fl_bt WHERE k = 397 ORDER BY id;
+-- id 920 had k = 500 and was updated to 2500
+SELECT id, k FROM fl WHERE k = 500 ORDER BY id;
+SELECT id, k FROM fl WHERE k = 2500 ORDER BY id;
+SELECT count(*), min(k), max(k) FROM fl WHERE k > 0;
+SELECT count(*), min(k), max(k) FROM fl_bt WHERE k > 0;
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT id, k FROM fl ORDER BY k, id'),
+    ('SELECT id, k FROM fl ORDER BY k DESC, id'),
+    ('SELECT id, k FROM fl WHERE k BETWEEN 100 AND 200 ORDER BY k, id'),
+    ('SELECT id, k FROM fl WHERE k = 397 ORDER BY id'),
+    ('SELECT k FROM fl WHERE k > 2500 ORDER BY k DESC')
+) t(q);
+
+-- a second flush: two runs, both read by scans
+SELECT lsm_am.flush('fl_lsm');
+SELECT index, memtable_entries, runs, run_entries FROM st;
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT id, k FROM fl ORDER BY k, id'),
+    ('SELECT id, k FROM fl ORDER BY k DESC, id'),
+    ('SELECT id, k FROM fl WHERE k BETWEEN 100 AND 200 ORDER BY k, id')
+) t(q);
+SELECT id FROM fl WHERE k > 0 EXCEPT ALL SELECT id FROM fl_bt WHERE k > 0;
+SELECT id FROM fl_bt WHERE k > 0 EXCEPT ALL SELECT id FROM fl WHERE k > 0;
+
+-- VACUUM removes the 300 dead row versions (150 old versions of updated rows,
+-- 150 deleted rows) from the runs
+VACUUM fl;
+SELECT index, memtable_entries, runs, run_entries FROM st;
+SELECT count(*) FROM fl;
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT id, k FROM fl ORDER BY k, id'),
+    ('SELECT id, k FROM fl WHERE k >= 2000 ORDER BY k DESC, id')
+) t(q);
+
+-- aborted inserts are in the index until VACUUM, but never returned
+BEGIN;
+INSERT INTO fl SELECT g, 5 FROM generate_series(10001, 10100) g;
+SELECT count(*) FROM fl WHERE k = 5;
+ROLLBACK;
+SELECT count(*) FROM fl WHERE k = 5;
+SELECT index, memtable_entries, runs, run_entries FROM st;
+VACUUM fl;
+SELECT index, memtable_entries, runs, run_entries FROM st;
+SELECT count(*) FROM fl WHERE k = 5;
+
+-- a small memtable_size forces automatic flushes, and more runs than
+-- lsm_am.max_runs force a merge into one run
+CREATE TABLE sm (id int, k int8, t text COLLATE "C") WITH (autovacuum_enabled = off);
+CREATE INDEX sm_lsm ON sm USING lsm (k, t) WITH (memtable_size = 64);
+SELECT relname, reloptions FROM pg_class WHERE relname = 'sm_lsm';
+SHOW lsm_am.max_runs;
+INSERT INTO sm SELECT g, (g * 7919) % 10007, 'r' || (g % 100) FROM generate_series(1, 4000) g;
+SELECT runs > 0 AS flushed, memtable_entries + run_entries AS entries FROM st WHERE index = 'sm_lsm';
+INSERT INTO sm SELECT g, (g * 7919) % 10007, 'r' || (g % 100) FROM generate_series(4001, 20000) g;
+SELECT runs > 1 AS several_runs, runs <= 8 AS at_most_max_runs,
+       memtable_entries + run_entries AS entries FROM st WHERE index = 'sm_lsm';
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT id, k FROM sm WHERE k < 50 ORDER BY k, id'),
+    ('SELECT id, k, t FROM sm WHERE k = 4242 ORDER BY id'),
+    ('SELECT id, k, t FROM sm WHERE k = 4242 AND t = ''r14'' ORDER BY id'),
+    ('SELECT k, t FROM sm WHERE k > 9990 ORDER BY k DESC, t DESC'),
+    ('SELECT count(*) FROM (SELECT k FROM sm ORDER BY k, t) s'),
+    ('SELECT k, t FROM sm WHERE k BETWEEN 3000 AND 3100 ORDER BY k, t')
+) t(q);
+SET lsm_am.max_runs = 2;
+INSERT INTO sm SELECT g, (g * 7919) % 10007, 'r' || (g % 100) FROM generate_series(20001, 25000) g;
+SELECT runs BETWEEN 1 AND 2 AS merged, memtable_entries + run_entries AS entries
+FROM st WHERE index = 'sm_lsm';
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT id, k FROM sm WHERE k < 50 ORDER BY k, id'),
+    ('SELECT id, k, t FROM sm WHERE k = 4242 AND t = ''r14'' ORDER BY id'),
+    ('SELECT k, t FROM sm WHERE k > 9990 ORDER BY k DESC, t DESC'),
+    ('SELECT k, t FROM sm WHERE k BETWEEN 3000 AND 3100 ORDER BY k, t')
+) t(q);
+SELECT count(*) FROM sm WHERE k >= 0;
+SELECT id, k, t FROM sm WHERE k = 4242 ORDER BY id;
+RESET lsm_am.max_runs;
+
+-- VACUUM after deleting 3/5 of the rows: run_entries drops to the live count
+DELETE FROM sm WHERE id % 5 IN (0, 1, 2);
+SELECT memtable_entries + run_entries AS entries_before_vacuum FROM st WHERE index = 'sm_lsm';
+VACUUM sm;
+SELECT memtable_entries, run_entries, runs > 0 AS has_runs FROM st WHERE index = 'sm_lsm';
+SELECT count(*) FROM sm;
+-- ids 1407 and 21421 were deleted
+SELECT id, k, t FROM sm WHERE k = 4242 ORDER BY id;
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT id, k FROM sm WHERE k < 50 ORDER BY k, id'),
+    ('SELECT k, t FROM sm WHERE k > 9990 ORDER BY k DESC, t DESC'),
+    ('SELECT id, k, t FROM sm WHERE k = 4242 ORDER BY id'),
+    ('SELECT id, k, t FROM sm WHERE k BETWEEN 3000 AND 3100 ORDER BY k, t, id')
+) t(q);
+
+-- the lsm_am.memtable_size setting is the default for indexes without the
+-- reloption
+CREATE TABLE gs (id int, k int4) WITH (autovacuum_enabled = off);
+CREATE INDEX gs_lsm ON gs USING lsm (k);
+SET lsm_am.memtable_size = '64kB';
+INSERT INTO gs SELECT g, g FROM generate_series(1, 10000) g;
+SELECT runs > 1 AS several_runs, memtable_entries + run_entries AS entries FROM st WHERE index = 'gs_lsm';
+RESET lsm_am.memtable_size;
+-- a reloption set later applies too
+CREATE TABLE ro (id int, k int4) WITH (autovacuum_enabled = off);
+CREATE INDEX ro_lsm ON ro USING lsm (k);
+ALTER INDEX ro_lsm SET (memtable_size = 64);
+SELECT relname, reloptions FROM pg_class WHERE relname = 'ro_lsm';
+INSERT INTO ro SELECT g, g FROM generate_series(1, 10000) g;
+SELECT runs > 1 AS several_runs, memtable_entries + run_entries AS entries FROM st WHERE index = 'ro_lsm';
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT k FROM gs WHERE k % 1000 = 0 AND k > 0 ORDER BY k DESC'),
+    ('SELECT k FROM ro WHERE k BETWEEN 2500 AND 2600 ORDER BY k')
+) t(q);
+
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SET client_min_messages = warning;
+DROP SCHEMA lsm_flush CASCADE;
+RESET client_min_messages;
+RESET search_path;
