@@ -41,7 +41,7 @@ lsm_log "starting a throwaway cluster in $DIR"
 cluster_start "$DIR" "$(pick_port)" "max_wal_size = '4GB'" "checkpoint_timeout = '1h'" \
 	"shared_buffers = '256MB'"
 
-q() { pg_psql -d postgres -At -c "$1"; }
+q() { pg_psql -d postgres -qAt -c "$1"; }
 
 lsm_log "loading $ROWS events into ev_heap, ev_btree and ev_lsm"
 pg_psql -d postgres -q <<SQL
@@ -108,23 +108,23 @@ keys=$(q "SELECT string_agg(order_id::text, ' ') FROM (SELECT order_id FROM batc
 keys="$keys 0 424242 999999"
 printf '%-10s  %-28s  %-28s\n' order_id "btree (rows, sum id)" "lsm (rows, sum id)"
 for k in $keys; do
-	b=$(pg_psql -d postgres -At -c "SET enable_seqscan = off" \
+	b=$(pg_psql -d postgres -qAt -c "SET enable_seqscan = off" \
 		-c "SELECT count(*) || ', ' || coalesce(sum(id), 0) FROM ev_btree WHERE order_id = $k")
-	l=$(pg_psql -d postgres -At -c "SET enable_seqscan = off" \
+	l=$(pg_psql -d postgres -qAt -c "SET enable_seqscan = off" \
 		-c "SELECT count(*) || ', ' || coalesce(sum(id), 0) FROM ev_lsm WHERE order_id = $k")
 	flag=
 	[ "$b" = "$l" ] || { flag="  <-- MISMATCH"; MISMATCH=1; }
 	printf '%-10s  %-28s  %-28s%s\n' "$k" "$b" "$l" "$flag"
 done
-b=$(pg_psql -d postgres -At -c "SET enable_seqscan = off" \
+b=$(pg_psql -d postgres -qAt -c "SET enable_seqscan = off" \
 	-c "SELECT count(*) || ', ' || sum(id) FROM ev_btree WHERE order_id BETWEEN 100000 AND 101000")
-l=$(pg_psql -d postgres -At -c "SET enable_seqscan = off" \
+l=$(pg_psql -d postgres -qAt -c "SET enable_seqscan = off" \
 	-c "SELECT count(*) || ', ' || sum(id) FROM ev_lsm WHERE order_id BETWEEN 100000 AND 101000")
 flag=
 [ "$b" = "$l" ] || { flag="  <-- MISMATCH"; MISMATCH=1; }
 printf '%-10s  %-28s  %-28s%s\n' "range" "$b" "$l" "$flag"
 echo "plan of the lsm lookup:"
-pg_psql -d postgres -At -c "SET enable_seqscan = off" \
+pg_psql -d postgres -qAt -c "SET enable_seqscan = off" \
 	-c "EXPLAIN (COSTS OFF) SELECT count(*) FROM ev_lsm WHERE order_id = 424242" | sed 's/^/  /'
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }

@@ -128,6 +128,7 @@ SELECT id FROM basic_bt WHERE k >= 0 EXCEPT ALL SELECT id FROM basic_lsm WHERE k
 
 -- a cursor: a backward start works; turning around is handled by the
 -- executor (Materialize), because amcanbackward is false
+EXPLAIN (COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT k FROM basic_lsm WHERE k BETWEEN 0 AND 3 ORDER BY k;
 BEGIN;
 DECLARE c SCROLL CURSOR FOR SELECT k FROM basic_lsm WHERE k BETWEEN 0 AND 3 ORDER BY k;
 FETCH 3 FROM c;

@@ -40,11 +40,30 @@ RESET enable_bitmapscan;
 
 -- memtable_size (kB) must be between 64 and 1048576
 CREATE TABLE ro_t (a int);
+\set VERBOSITY terse
 CREATE INDEX ro_t_1 ON ro_t USING lsm (a) WITH (memtable_size = 1);
 CREATE INDEX ro_t_2 ON ro_t USING lsm (a) WITH (memtable_size = 99999999);
 CREATE INDEX ro_t_3 ON ro_t USING lsm (a) WITH (memtable_size = 63);
 CREATE INDEX ro_t_4 ON ro_t USING lsm (a) WITH (memtable_size = 0);
 CREATE INDEX ro_t_5 ON ro_t USING lsm (a) WITH (memtable_size = 1048577);
+\set VERBOSITY default
+-- every one of these errors has SQLSTATE 22023 and a DETAIL naming the valid
+-- range, 64 .. 1048576, whichever side the value is out of
+CREATE FUNCTION err_of(q text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE st text; detail text;
+BEGIN
+    EXECUTE q;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, detail = PG_EXCEPTION_DETAIL;
+    RETURN st || ' ' || detail;
+END
+$f$;
+SELECT v AS memtable_size,
+       split_part(e, ' ', 1) AS sqlstate,
+       e ~ 'between "64" and "1048576"' AS detail_says_64_to_1048576
+FROM (VALUES (-2), (0), (1), (63), (1048577), (99999999)) t(v),
+     LATERAL err_of(format('CREATE INDEX ro_t_x ON ro_t USING lsm (a) WITH (memtable_size = %s)', v)) e;
 CREATE INDEX ro_t_6 ON ro_t USING lsm (a) WITH (memtable_size = 'big');
 CREATE INDEX ro_t_7 ON ro_t USING lsm (a) WITH (fillfactor = 50);
 CREATE INDEX ro_t_ok1 ON ro_t USING lsm (a) WITH (memtable_size = 64);

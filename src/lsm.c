@@ -79,7 +79,8 @@ _PG_init(void)
 	lsm_relopt_kind = add_reloption_kind();
 	add_int_reloption(lsm_relopt_kind, "memtable_size",
 					  "Size of the memtable in kilobytes before it is written out as a sorted run",
-					  -1, -1, LSM_MEMTABLE_SIZE_MAX, AccessExclusiveLock);
+					  -1, LSM_MEMTABLE_SIZE_MIN, LSM_MEMTABLE_SIZE_MAX,
+					  AccessExclusiveLock);
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -101,14 +102,6 @@ lsmoptions(Datum reloptions, bool validate)
 
 	opts = (LsmOptions *) build_reloptions(reloptions, validate, lsm_relopt_kind,
 										   sizeof(LsmOptions), tab, lengthof(tab));
-	if (opts && validate && opts->memtable_size != -1 &&
-		opts->memtable_size < LSM_MEMTABLE_SIZE_MIN)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("value %d out of bounds for option \"memtable_size\"",
-						opts->memtable_size),
-				 errdetail("Valid values are between \"%d\" and \"%d\" (kilobytes).",
-						   LSM_MEMTABLE_SIZE_MIN, LSM_MEMTABLE_SIZE_MAX)));
 	return (bytea *) opts;
 }
 

@@ -1,0 +1,168 @@
+-- 01_catalog.sql — the catalog objects of lsm_am: extension, schema, access
+-- method, operator classes and families (pgTAP).
+BEGIN;
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS pgtap;
+CREATE EXTENSION IF NOT EXISTS lsm_am;
+RESET client_min_messages;
+
+SELECT plan(41);
+
+-- extension, schema, access method
+SELECT has_extension('lsm_am');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.1', 'lsm_am version is 0.1');
+SELECT has_schema('lsm_am');
+SELECT is_empty(
+    $$SELECT p.oid::regprocedure FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
+      WHERE d.classid = 'pg_proc'::regclass AND d.deptype = 'e'
+        AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'lsm_am')
+        AND p.pronamespace <> 'lsm_am'::regnamespace$$,
+    'every function of the extension is in schema lsm_am');
+SELECT ok(EXISTS (SELECT FROM pg_am WHERE amname = 'lsm'), 'access method lsm exists');
+SELECT is((SELECT amtype FROM pg_am WHERE amname = 'lsm')::text, 'i', 'lsm is an index access method');
+SELECT is((SELECT amhandler::regprocedure::text FROM pg_am WHERE amname = 'lsm'),
+          'lsm_am.lsm_handler(internal)', 'lsm handler is lsm_am.lsm_handler');
+SELECT function_returns('lsm_am', 'lsm_handler', ARRAY['internal'], 'index_am_handler');
+
+-- access method properties
+SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_order'), 'lsm can order');
+SELECT ok(NOT pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_unique'), 'lsm cannot be unique');
+SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_multi_col'), 'lsm can be multi-column');
+SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_exclude'), 'lsm can back exclusion constraints (it has amgettuple)');
+SELECT ok(NOT pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_include'), 'lsm has no INCLUDE columns');
+
+-- the 15 operator classes
+SELECT has_opclass('lsm_am'::name, 'int2_ops'::name, 'operator class lsm_am.int2_ops exists');
+SELECT has_opclass('lsm_am'::name, 'int4_ops'::name, 'operator class lsm_am.int4_ops exists');
+SELECT has_opclass('lsm_am'::name, 'int8_ops'::name, 'operator class lsm_am.int8_ops exists');
+SELECT has_opclass('lsm_am'::name, 'float4_ops'::name, 'operator class lsm_am.float4_ops exists');
+SELECT has_opclass('lsm_am'::name, 'float8_ops'::name, 'operator class lsm_am.float8_ops exists');
+SELECT has_opclass('lsm_am'::name, 'numeric_ops'::name, 'operator class lsm_am.numeric_ops exists');
+SELECT has_opclass('lsm_am'::name, 'bool_ops'::name, 'operator class lsm_am.bool_ops exists');
+SELECT has_opclass('lsm_am'::name, 'date_ops'::name, 'operator class lsm_am.date_ops exists');
+SELECT has_opclass('lsm_am'::name, 'time_ops'::name, 'operator class lsm_am.time_ops exists');
+SELECT has_opclass('lsm_am'::name, 'timestamp_ops'::name, 'operator class lsm_am.timestamp_ops exists');
+SELECT has_opclass('lsm_am'::name, 'timestamptz_ops'::name, 'operator class lsm_am.timestamptz_ops exists');
+SELECT has_opclass('lsm_am'::name, 'interval_ops'::name, 'operator class lsm_am.interval_ops exists');
+SELECT has_opclass('lsm_am'::name, 'uuid_ops'::name, 'operator class lsm_am.uuid_ops exists');
+SELECT has_opclass('lsm_am'::name, 'text_ops'::name, 'operator class lsm_am.text_ops exists');
+SELECT has_opclass('lsm_am'::name, 'bytea_ops'::name, 'operator class lsm_am.bytea_ops exists');
+
+-- each is the default for its type, in the expected family
+SELECT results_eq(
+    $$SELECT c.opcname::text COLLATE "default", c.opcintype::regtype::text, c.opcdefault, f.opfname::text COLLATE "default",
+             cn.nspname::text COLLATE "default", fn.nspname::text COLLATE "default"
+      FROM pg_opclass c
+      JOIN pg_opfamily f ON f.oid = c.opcfamily
+      JOIN pg_namespace cn ON cn.oid = c.opcnamespace
+      JOIN pg_namespace fn ON fn.oid = f.opfnamespace
+      WHERE c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')
+      ORDER BY c.opcname$$,
+    $$VALUES ('bool_ops', 'boolean', true, 'bool_ops', 'lsm_am', 'lsm_am'),
+             ('bytea_ops', 'bytea', true, 'bytea_ops', 'lsm_am', 'lsm_am'),
+             ('date_ops', 'date', true, 'date_ops', 'lsm_am', 'lsm_am'),
+             ('float4_ops', 'real', true, 'float_ops', 'lsm_am', 'lsm_am'),
+             ('float8_ops', 'double precision', true, 'float_ops', 'lsm_am', 'lsm_am'),
+             ('int2_ops', 'smallint', true, 'integer_ops', 'lsm_am', 'lsm_am'),
+             ('int4_ops', 'integer', true, 'integer_ops', 'lsm_am', 'lsm_am'),
+             ('int8_ops', 'bigint', true, 'integer_ops', 'lsm_am', 'lsm_am'),
+             ('interval_ops', 'interval', true, 'interval_ops', 'lsm_am', 'lsm_am'),
+             ('numeric_ops', 'numeric', true, 'numeric_ops', 'lsm_am', 'lsm_am'),
+             ('text_ops', 'text', true, 'text_ops', 'lsm_am', 'lsm_am'),
+             ('time_ops', 'time without time zone', true, 'time_ops', 'lsm_am', 'lsm_am'),
+             ('timestamp_ops', 'timestamp without time zone', true, 'timestamp_ops', 'lsm_am', 'lsm_am'),
+             ('timestamptz_ops', 'timestamp with time zone', true, 'timestamptz_ops', 'lsm_am', 'lsm_am'),
+             ('uuid_ops', 'uuid', true, 'uuid_ops', 'lsm_am', 'lsm_am')$$,
+    'the 15 lsm operator classes: default for their type, in the expected family'
+);
+SELECT is((SELECT count(*)::int FROM pg_opfamily WHERE opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')),
+          12, 'lsm has 12 operator families (integer_ops, float_ops and 10 single-type ones)');
+
+-- amvalidate() accepts every operator class
+SELECT is((SELECT bool_and(amvalidate(oid)) FROM pg_opclass
+           WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')),
+          true, 'amvalidate() is true for every lsm operator class');
+
+-- operators 1-5 and support function 1 for each type pair of each family
+SELECT set_eq(
+    $$SELECT f.opfname::text COLLATE "default", o.amoplefttype::regtype::text, o.amoprighttype::regtype::text
+      FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+      WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')$$,
+    $$SELECT fam, l, r FROM (VALUES ('smallint'), ('integer'), ('bigint')) a(l),
+                            (VALUES ('smallint'), ('integer'), ('bigint')) b(r),
+                            (VALUES ('integer_ops')) c(fam)
+      UNION ALL
+      SELECT 'float_ops', l, r FROM (VALUES ('real'), ('double precision')) a(l),
+                                    (VALUES ('real'), ('double precision')) b(r)
+      UNION ALL
+      SELECT fam, t, t FROM (VALUES ('numeric_ops', 'numeric'), ('bool_ops', 'boolean'),
+          ('date_ops', 'date'), ('time_ops', 'time without time zone'),
+          ('timestamp_ops', 'timestamp without time zone'),
+          ('timestamptz_ops', 'timestamp with time zone'), ('interval_ops', 'interval'),
+          ('uuid_ops', 'uuid'), ('text_ops', 'text'), ('bytea_ops', 'bytea')) v(fam, t)$$,
+    'operator type pairs: integer_ops all 9 int2/int4/int8 pairs, float_ops 4, others their own type'
+);
+SELECT is_empty(
+    $$SELECT o.amopfamily, o.amoplefttype, o.amoprighttype
+      FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+      WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')
+      GROUP BY 1, 2, 3
+      HAVING array_agg(o.amopstrategy::int ORDER BY o.amopstrategy) <> '{1,2,3,4,5}'
+          OR bool_or(o.amoppurpose <> 's')$$,
+    'every type pair has search operators for strategies 1 to 5, and only those'
+);
+SELECT set_eq(
+    $$SELECT p.amprocfamily, p.amproclefttype, p.amprocrighttype, p.amprocnum::int
+      FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily
+      WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')$$,
+    $$SELECT DISTINCT o.amopfamily, o.amoplefttype, o.amoprighttype, 1
+      FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+      WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')$$,
+    'every type pair has support function 1, and there are no other support functions'
+);
+SELECT is((SELECT count(*)::int FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+           WHERE f.opfname = 'integer_ops' AND f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')),
+          45, 'integer_ops has 9 type pairs x 5 operators');
+SELECT is((SELECT count(*)::int FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily
+           WHERE f.opfname = 'integer_ops' AND f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')),
+          9, 'integer_ops has 9 support functions');
+-- the operators and functions are btree's, with btree's strategy numbers
+SELECT is_empty(
+    $$SELECT o.amopopr::regoperator, o.amopstrategy
+      FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily
+      WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')
+        AND NOT EXISTS (SELECT FROM pg_amop b
+                        WHERE b.amopmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')
+                          AND b.amopopr = o.amopopr AND b.amopstrategy = o.amopstrategy
+                          AND b.amoplefttype = o.amoplefttype AND b.amoprighttype = o.amoprighttype)$$,
+    'every lsm operator is the btree operator for the same strategy and types'
+);
+SELECT is_empty(
+    $$SELECT p.amproc::regprocedure
+      FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily
+      WHERE f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm')
+        AND NOT EXISTS (SELECT FROM pg_amproc b JOIN pg_opfamily bf ON bf.oid = b.amprocfamily
+                        WHERE bf.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')
+                          AND b.amprocnum = 1 AND b.amproc = p.amproc
+                          AND b.amproclefttype = p.amproclefttype
+                          AND b.amprocrighttype = p.amprocrighttype)$$,
+    'every lsm support function 1 is btree''s comparison function for the same types'
+);
+-- varchar uses text_ops
+SELECT is((SELECT c.opcname::text FROM pg_opclass c
+           WHERE c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'lsm') AND c.opcdefault
+             AND c.opcintype = 'text'::regtype), 'text_ops', 'text_ops is the default for text (and varchar)');
+-- an index picks the default operator classes
+CREATE TABLE pgtap_cat (a int2, b float8, c varchar(10) COLLATE "C", d timestamptz);
+CREATE INDEX pgtap_cat_lsm ON pgtap_cat USING lsm (a, b, c, d);
+SELECT is((SELECT array_agg(c.opcname::text ORDER BY k.n)
+           FROM pg_index i, unnest(i.indclass::oid[]) WITH ORDINALITY k(opc, n)
+           JOIN pg_opclass c ON c.oid = k.opc
+           WHERE i.indexrelid = 'pgtap_cat_lsm'::regclass),
+          ARRAY['int2_ops', 'float8_ops', 'text_ops', 'timestamptz_ops'],
+          'CREATE INDEX USING lsm picks the default operator classes');
+SELECT is((SELECT amname::text FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+           WHERE c.oid = 'pgtap_cat_lsm'::regclass), 'lsm', 'the index uses access method lsm');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,188 @@
+# 003_standby.pl — lsm indexes on a streaming standby (in the manner of
+# contrib/bloom's t/001_wal.pl).
+#
+# A primary and a hot standby, both with lsm_am preloaded and
+# wal_consistency_checking = 'generic' (redo compares every generic-WAL page
+# with the primary's image).  After each step — inserts, automatic and
+# explicit flushes, deletes + VACUUM, CREATE INDEX on existing data, REINDEX,
+# TRUNCATE — the standby catches up and a set of queries forced through the
+# lsm indexes must give the same answers on both nodes, and the same as a
+# sequential scan.  At the end the standby log must show no inconsistent page.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $primary = PostgreSQL::Test::Cluster->new('primary');
+$primary->init(allows_streaming => 1);
+$primary->append_conf(
+	'postgresql.conf', qq{
+shared_preload_libraries = 'lsm_am'
+wal_consistency_checking = 'generic'
+autovacuum = off
+});
+$primary->start;
+$primary->backup('backup');
+
+my $standby = PostgreSQL::Test::Cluster->new('standby');
+$standby->init_from_backup($primary, 'backup', has_streaming => 1);
+$standby->start;
+
+$primary->safe_psql(
+	'postgres', q{
+CREATE EXTENSION lsm_am;
+CREATE TABLE t (id int, k int8, v text COLLATE "C");
+-- created on the empty table: every entry arrives by insert; tiny memtable
+-- so flushes to sorted runs happen on their own
+CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
+});
+
+my $force_index  = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
+my $force_bitmap = 'SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;';
+my $force_ionly  = 'SET enable_seqscan = off; SET enable_bitmapscan = off;';
+my $force_seq    = 'SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
+
+my $step = 0;
+my $next_id = 1;
+
+sub insert_rows
+{
+	my ($n) = @_;
+	my $first = $next_id;
+	my $last = $next_id + $n - 1;
+	$next_id += $n;
+	# keys: a hash of the id (random order), some duplicates, some NULLs
+	$primary->safe_psql('postgres', qq{
+INSERT INTO t
+SELECT g,
+       CASE WHEN g % 97 = 0 THEN NULL ELSE (hashint4(g) % 50000)::int8 END,
+       CASE WHEN g % 89 = 0 THEN NULL ELSE md5(g::text) END
+  FROM generate_series($first, $last) g});
+}
+
+# queries of index $idx over column $col, each run under $force; returns a
+# list of [description, sql]
+sub queries
+{
+	my ($col, $lit) = @_;
+	my @q = (
+		[ "count/sum over $col",
+			"SELECT count(*), sum(id) FROM t WHERE $col IS NOT NULL" ],
+		[ "range on $col", "SELECT id, $col FROM t WHERE $col BETWEEN $lit->[1] AND $lit->[2] ORDER BY $col, id" ],
+		[ "equality on $col", "SELECT id FROM t WHERE $col = $lit->[3] ORDER BY id" ],
+		[ "IS NULL on $col", "SELECT id FROM t WHERE $col IS NULL ORDER BY id" ],
+	);
+	return @q;
+}
+
+# ordered queries (run with index scans only; the index provides the order)
+sub ordered_queries
+{
+	my ($col) = @_;
+	return (
+		[ "ORDER BY $col LIMIT",      "SELECT $col FROM t ORDER BY $col LIMIT 30" ],
+		[ "ORDER BY $col DESC LIMIT", "SELECT $col FROM t ORDER BY $col DESC LIMIT 30" ],
+	);
+}
+
+# Compare primary and standby (and a seqscan) after the standby caught up.
+sub check_step
+{
+	my ($what, @indexes) = @_;
+	$step++;
+	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+
+	my %lits = (
+		k => [ '0', '1000', '9000', '(SELECT k FROM t WHERE k IS NOT NULL ORDER BY id LIMIT 1)' ],
+		v => [ q{''}, q{'1'}, q{'4'}, q{(SELECT v FROM t WHERE v IS NOT NULL ORDER BY id LIMIT 1)} ],
+	);
+	for my $ix (@indexes)
+	{
+		my ($idx, $col) = @$ix;
+		my @modes = ([ 'index', $force_index, 'Index Scan' ], [ 'bitmap', $force_bitmap, 'Bitmap Index Scan' ]);
+		for my $qq (queries($col, $lits{$col}), ordered_queries($col))
+		{
+			my ($desc, $sql) = @$qq;
+			my $ordered = $desc =~ /LIMIT/;
+			my $seq = $primary->safe_psql('postgres', "$force_seq $sql");
+			for my $m (@modes)
+			{
+				my ($mname, $force, $node_re) = @$m;
+				next if $ordered && $mname eq 'bitmap';
+				my $plan = $primary->safe_psql('postgres', "$force EXPLAIN (COSTS OFF) $sql");
+				like($plan, qr/\Q$node_re\E.* $idx\b/,
+					"step $step ($what): $desc [$mname] uses $idx");
+				my $p = $primary->safe_psql('postgres', "$force $sql");
+				my $s = $standby->safe_psql('postgres', "$force $sql");
+				is($p, $seq, "step $step ($what): $desc [$mname] on the primary matches a seqscan");
+				is($s, $p, "step $step ($what): $desc [$mname] on the standby matches the primary");
+			}
+		}
+		# index-only scan on the standby
+		my $sql = "SELECT count(*) FROM t WHERE $col >= $lits{$col}[1]";
+		is($standby->safe_psql('postgres', "$force_ionly $sql"),
+			$primary->safe_psql('postgres', "$force_seq $sql"),
+			"step $step ($what): index-only count on $col on the standby");
+	}
+	# the standby answers index_stats too
+	my $st = $standby->safe_psql('postgres',
+		"SELECT count(*) FROM lsm_am.index_stats('t_k')");
+	is($st, '1', "step $step ($what): index_stats works on the standby");
+}
+
+# ---- 1. inserts into the memtable and log pages (several automatic flushes)
+insert_rows(6000);
+check_step('inserts', [ 't_k', 'k' ]);
+cmp_ok($primary->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')"),
+	'>', 0, 'automatic flushes wrote sorted runs');
+
+# ---- 2. explicit flush
+insert_rows(500);
+$primary->safe_psql('postgres', "SELECT lsm_am.flush('t_k')");
+is($primary->safe_psql('postgres', "SELECT memtable_entries FROM lsm_am.index_stats('t_k')"),
+	'0', 'lsm_am.flush empties the memtable');
+check_step('flush', [ 't_k', 'k' ]);
+
+# ---- 3. deletes + VACUUM
+$primary->safe_psql('postgres', 'DELETE FROM t WHERE id % 7 = 3; VACUUM t');
+check_step('delete + vacuum', [ 't_k', 'k' ]);
+
+# ---- 4. more inserts (reuse of freed heap slots)
+insert_rows(3000);
+check_step('more inserts', [ 't_k', 'k' ]);
+
+# ---- 5. CREATE INDEX on existing data (a text key)
+$primary->safe_psql('postgres', 'CREATE INDEX t_v ON t USING lsm (v)');
+insert_rows(800);
+check_step('create index on existing data', [ 't_k', 'k' ], [ 't_v', 'v' ]);
+
+# ---- 6. REINDEX
+$primary->safe_psql('postgres', 'REINDEX INDEX t_k; REINDEX INDEX t_v');
+insert_rows(300);
+check_step('reindex', [ 't_k', 'k' ], [ 't_v', 'v' ]);
+
+# ---- 7. TRUNCATE, then new rows
+$primary->safe_psql('postgres', 'TRUNCATE t');
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+is($standby->safe_psql('postgres', "$force_index SELECT count(*) FROM t WHERE k IS NOT NULL"),
+	'0', 'after TRUNCATE the standby finds nothing through the index');
+insert_rows(2500);
+check_step('truncate + inserts', [ 't_k', 'k' ], [ 't_v', 'v' ]);
+
+# ---- 8. a restart of the standby rebuilds its memtables from log pages
+insert_rows(400);
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+$standby->restart;
+check_step('standby restart', [ 't_k', 'k' ], [ 't_v', 'v' ]);
+
+# ---- the logs
+ok(!$standby->log_contains(qr/inconsistent page found/), 'no inconsistent page found during redo');
+ok(!$standby->log_contains(qr/PANIC|TRAP:|server process .* was terminated/),
+	'standby log shows no crash');
+ok(!$primary->log_contains(qr/PANIC|TRAP:|server process .* was terminated/),
+	'primary log shows no crash');
+
+$standby->stop;
+$primary->stop;
+done_testing();
