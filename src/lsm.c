@@ -48,16 +48,6 @@ lsm_shmem_startup(void)
 void
 _PG_init(void)
 {
-	DefineCustomIntVariable("lsm_am.memory",
-							"Shared memory for lsm memtables, in megabytes.",
-							"Divided into 64 kB chunks shared by all lsm indexes.",
-							&lsm_memory_mb, 64, 1, 4095,
-							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
-	DefineCustomIntVariable("lsm_am.max_indexes",
-							"Number of lsm indexes whose memtables can be cached at once.",
-							"Least recently used memtables are dropped (and rebuilt from the index's log pages on next use) when more indexes are active.",
-							&lsm_max_indexes, 64, 1, 10000,
-							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.memtable_size",
 							"Default size of an lsm index's memtable, in kilobytes.",
 							"When the memtable reaches this size it is written out as a sorted run. The index option memtable_size overrides it.",
@@ -74,7 +64,6 @@ _PG_init(void)
 							"For crash tests only.",
 							&lsm_flush_delay_ms, 0, 0, 10000,
 							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
-	MarkGUCPrefixReserved("lsm_am");
 
 	lsm_relopt_kind = add_reloption_kind();
 	add_int_reloption(lsm_relopt_kind, "memtable_size",
@@ -82,8 +71,25 @@ _PG_init(void)
 					  -1, LSM_MEMTABLE_SIZE_MIN, LSM_MEMTABLE_SIZE_MAX,
 					  AccessExclusiveLock);
 
+	/*
+	 * Server-start settings can only be defined while preloading (otherwise
+	 * PostgreSQL raises FATAL); without preloading, every index operation
+	 * reports the missing preload instead (LsmCheckPreloaded).
+	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+	DefineCustomIntVariable("lsm_am.memory",
+							"Shared memory for lsm memtables, in megabytes.",
+							"Divided into 64 kB chunks shared by all lsm indexes.",
+							&lsm_memory_mb, 64, 1, 4095,
+							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.max_indexes",
+							"Number of lsm indexes whose memtables can be cached at once.",
+							"Least recently used memtables are dropped (and rebuilt from the index's log pages on next use) when more indexes are active.",
+							&lsm_max_indexes, 64, 1, 10000,
+							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("lsm_am");
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = lsm_shmem_request;

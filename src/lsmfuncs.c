@@ -17,8 +17,17 @@
 static Relation
 LsmOpenIndex(Oid relid, LOCKMODE lockmode, bool maintain)
 {
-	Relation	index = relation_open(relid, lockmode);
+	Relation	index = try_relation_open(relid, lockmode);
 
+	if (index == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index", RelationGetRelationName(index)),
+				 errhint("Call the function on the index of each partition.")));
 	if (index->rd_rel->relkind != RELKIND_INDEX ||
 		index->rd_indam == NULL || index->rd_indam->ambuild != lsmbuild)
 		ereport(ERROR,
@@ -27,6 +36,12 @@ LsmOpenIndex(Oid relid, LOCKMODE lockmode, bool maintain)
 				 errhint("Pass an index created with USING lsm.")));
 	if (maintain && !LsmIsOwner(relid))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
+	if (!maintain &&
+		pg_class_aclcheck(index->rd_index->indrelid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for index \"%s\"", RelationGetRelationName(index)),
+				 errhint("Reading lsm index statistics requires SELECT on its table.")));
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
