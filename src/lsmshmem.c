@@ -24,6 +24,8 @@
 
 LsmShared  *lsm_shared = NULL;
 
+static void LsmSlotCatchUpGuts(Relation index, LsmSlot *slot);
+
 #define LSM_TRANCHE "lsm_am"
 
 static uint32
@@ -242,11 +244,29 @@ LsmSlotAssign(Relation index, uint32 *generation)
 }
 
 /*
- * Bring the slot's memtable up to date with the index's log pages.
+ * Bring the slot's memtable up to date with the index's log pages.  Replaying
+ * a log page twice is harmless (inserting a present key is a no-op), so an
+ * error part-way through a page only needs the slot marked not loaded when
+ * the memtable was being rebuilt from scratch.
  * REQUIRES: slot lock exclusive.
  */
 static void
 LsmSlotCatchUp(Relation index, LsmSlot *slot, LsmRelCache *cache)
+{
+	PG_TRY();
+	{
+		LsmSlotCatchUpGuts(index, slot);
+	}
+	PG_CATCH();
+	{
+		slot->loaded = false;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+static void
+LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 {
 	for (;;)
 	{
