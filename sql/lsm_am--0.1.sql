@@ -38,6 +38,24 @@ AS 'MODULE_PATHNAME', 'lsm_index_stats'
 LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.index_stats(regclass) IS 'memtable, run and page counts of an lsm index';
 
+CREATE FUNCTION lsm_am.compact(index regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lsm_compact'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION lsm_am.compact(regclass) IS 'flush the memtable and merge every sorted run of an lsm index into one (index owner only)';
+
+CREATE FUNCTION lsm_am.index_info(index regclass,
+    OUT level integer,
+    OUT run_id bigint,
+    OUT entries bigint,
+    OUT pages bigint,
+    OUT smallest_key text,
+    OUT largest_key text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lsm_index_info'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION lsm_am.index_info(regclass) IS 'one row per sorted run of an lsm index: level, id, live entries, pages, smallest and largest key';
+
 -- ------------------------------------------------------------------------
 -- Operator classes: btree's operators (strategies 1-5: < <= = >= >) and
 -- btree's comparison function (support 1), so the planner sees the order.

@@ -7,8 +7,10 @@
 #include "catalog/pg_class.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "lsm.h"
@@ -113,4 +115,114 @@ lsm_index_stats(PG_FUNCTION_ARGS)
 	relation_close(index, AccessShareLock);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(lsm_compact);
+
+/* lsm_am.compact(regclass): flush, then merge every run into one. */
+Datum
+lsm_compact(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+	LsmSlot    *slot;
+
+	LsmCheckPreloaded();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("lsm_am.compact() cannot run during recovery"),
+				 errhint("Compact on the primary; the standby replays it.")));
+	index = LsmOpenIndex(relid, RowExclusiveLock, true);
+	LsmMaintenanceLock(index);
+	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+	LsmFlushLocked(index, slot, NULL, NULL, NULL);
+	LsmMergeAll(index, slot);
+	LsmSlotRelease(index, slot);
+	LsmMaintenanceUnlock(index);
+	relation_close(index, RowExclusiveLock);
+	PG_RETURN_VOID();
+}
+
+/* A key as text: "(v1, v2)" from the output functions of decodable columns,
+ * the hex of the whole entry otherwise. */
+static text *
+LsmKeyToText(const LsmKeyDesc *desc, const uint8 *key, int len)
+{
+	Datum		values[INDEX_MAX_KEYS];
+	bool		isnull[INDEX_MAX_KEYS];
+	StringInfoData buf;
+
+	for (int i = 0; i < desc->ncols; i++)
+		if (!desc->cols[i].invertible)
+			return cstring_to_text(psprintf("\\x%s", LsmKeyToHex(key, len)));
+	LsmDecodeEntry(desc, key, len, values, isnull);
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '(');
+	for (int i = 0; i < desc->ncols; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		if (isnull[i])
+			appendStringInfoString(&buf, "NULL");
+		else
+		{
+			Oid			out;
+			bool		varlena;
+
+			getTypeOutputInfo(desc->cols[i].typid, &out, &varlena);
+			appendStringInfoString(&buf, OidOutputFunctionCall(out, values[i]));
+		}
+	}
+	appendStringInfoChar(&buf, ')');
+	return cstring_to_text(buf.data);
+}
+
+PG_FUNCTION_INFO_V1(lsm_index_info);
+
+/* lsm_am.index_info(regclass): one row per sorted run. */
+Datum
+lsm_index_info(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	index;
+	LsmMetaPageData meta;
+	LsmRunRef  *runs;
+	LsmRelCache *cache;
+	uint8	   *content = palloc(BLCKSZ);
+
+	LsmCheckPreloaded();
+	InitMaterializedSRF(fcinfo, 0);
+	index = LsmOpenIndex(relid, AccessShareLock, false);
+	cache = LsmGetRelCache(index);
+	LsmMaintenanceLock(index);	/* the manifest and run headers hold still */
+	LsmReadMeta(index, &meta, &runs);
+	for (int i = 0; i < (int) meta.nruns; i++)
+	{
+		Datum		values[6];
+		bool		nulls[6] = {0};
+		Buffer		buf;
+		LsmRunHeader hdr;
+		int			len;
+
+		buf = ReadBuffer(index, runs[i].start);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		LsmCheckPage(index, buf, LSM_PK_RUN_HEADER, runs[i].run_id);
+		len = LsmPageContentLen(BufferGetPage(buf));
+		memcpy(content, LsmPageContent(BufferGetPage(buf)), len);
+		UnlockReleaseBuffer(buf);
+		LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), "reading a run header");
+
+		values[0] = Int32GetDatum(runs[i].level);
+		values[1] = Int64GetDatum(runs[i].run_id);
+		values[2] = Int64GetDatum(runs[i].nentries);
+		values[3] = Int64GetDatum(runs[i].npages);
+		values[4] = PointerGetDatum(LsmKeyToText(&cache->desc, hdr.min_key, (int) hdr.min_key_len));
+		values[5] = PointerGetDatum(LsmKeyToText(&cache->desc, hdr.max_key, (int) hdr.max_key_len));
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	LsmMaintenanceUnlock(index);
+	relation_close(index, AccessShareLock);
+	return (Datum) 0;
 }

@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(34);
+SELECT plan(42);
 
 -- signatures
 SELECT has_function('lsm_am', 'flush', ARRAY['regclass']);
@@ -14,6 +14,10 @@ SELECT function_returns('lsm_am', 'flush', ARRAY['regclass'], 'void');
 SELECT is_strict('lsm_am', 'flush', ARRAY['regclass']);
 SELECT volatility_is('lsm_am', 'flush', ARRAY['regclass'], 'volatile');
 SELECT has_function('lsm_am', 'index_stats', ARRAY['regclass']);
+SELECT has_function('lsm_am', 'compact', ARRAY['regclass']);
+SELECT function_returns('lsm_am', 'compact', ARRAY['regclass'], 'void');
+SELECT has_function('lsm_am', 'index_info', ARRAY['regclass']);
+SELECT function_returns('lsm_am', 'index_info', ARRAY['regclass'], 'setof record');
 SELECT function_returns('lsm_am', 'index_stats', ARRAY['regclass'], 'record');
 SELECT is_strict('lsm_am', 'index_stats', ARRAY['regclass']);
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'lsm_am.index_stats(regclass)'::regprocedure),
@@ -27,8 +31,8 @@ SELECT is((SELECT proargmodes::text[] FROM pg_proc WHERE oid = 'lsm_am.index_sta
           'index_stats has one IN argument and six OUT columns');
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'lsm_am.flush(regclass)'::regprocedure),
           ARRAY['index'], 'flush argument name');
-SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'lsm_am'::regnamespace), 3,
-          'schema lsm_am has 3 functions (lsm_handler, flush, index_stats)');
+SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'lsm_am'::regnamespace), 5,
+          'schema lsm_am has 5 functions (lsm_handler, flush, index_stats, compact, index_info)');
 
 -- behaviour on an lsm index
 CREATE TABLE pgtap_fn (id int, k int8);
@@ -94,6 +98,15 @@ SELECT results_eq(
     $$SELECT memtable_entries, runs, run_entries FROM lsm_am.index_stats('pgtap_fn_own_lsm')$$,
     $$VALUES (0::bigint, 1, 10::bigint)$$,
     'the owner''s flush wrote one run');
+INSERT INTO pgtap_fn_own SELECT g FROM generate_series(11, 20) g;
+SELECT lives_ok($$SELECT lsm_am.flush('pgtap_fn_own_lsm')$$, 'a second flush');
+SELECT lives_ok($$SELECT lsm_am.compact('pgtap_fn_own_lsm')$$, 'the index owner can compact');
+SELECT results_eq(
+    $$SELECT level, entries, smallest_key, largest_key FROM lsm_am.index_info('pgtap_fn_own_lsm')$$,
+    $$VALUES (1, 20::bigint, '(1)'::text, '(20)'::text)$$,
+    'compact leaves one level-1 run holding every entry, keys shown as text');
+SELECT throws_ok($$SELECT lsm_am.compact('pgtap_fn_lsm')$$, '42501', 'must be owner of index pgtap_fn_lsm',
+                 'compact by a non-owner fails with insufficient_privilege');
 RESET ROLE;
 
 -- scans see the same rows before and after flush
