@@ -65,8 +65,8 @@ ensure_packages() {
 # Build the extension and install it into the system PostgreSQL (as root).
 build_and_install() {
 	lsm_log "building lsm_am"
-	make -C "$LSM_REPO" -j2 PG_CONFIG="$PG_CONFIG" >&2 || return 1
-	make -C "$LSM_REPO" install PG_CONFIG="$PG_CONFIG" >&2 || return 1
+	make -s -C "$LSM_REPO" -j2 PG_CONFIG="$PG_CONFIG" >&2 || return 1
+	make -s -C "$LSM_REPO" install PG_CONFIG="$PG_CONFIG" >&2 || return 1
 }
 
 # Run a command as the postgres user with the PostgreSQL binaries first on PATH.
@@ -89,7 +89,7 @@ make_scratch_dir() {
 copy_tests_to() {
 	local dest=$1
 	tar -C "$LSM_REPO" -cf - --exclude=.git --exclude='*.o' --exclude='*.so' \
-		--exclude='*.bc' --exclude=tmp_check --exclude=regress_out \
+		--exclude='*.bc' --exclude=tmp_check --exclude=regress_out --exclude=tests/unit/build \
 		sql expected tests bench 2>/dev/null | tar -C "$dest" -xf -
 	chown -R "$PG_USER:" "$dest"
 }

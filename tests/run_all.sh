@@ -5,6 +5,8 @@
 #   bash tests/run_all.sh --only tap           # one stage (unit|regress|pgtap|tap)
 #   bash tests/run_all.sh --only tap 004 002   # TAP/pgTAP/regress files matching a word
 #   bash tests/run_all.sh --skip-setup ...     # do not install packages or rebuild
+#   LSM_DIFF_SEED=N                            # seed of tap/004_differential
+#   LSM_TAP_TIMEOUT=900                        # seconds before a TAP file is killed
 #
 # Stages: unit (GoogleTest, `make -C tests/unit check`), regress (pg_regress,
 # sql/*.sql against expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--skip-setup) SKIP_SETUP=1; shift ;;
-	-h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
 	-*) lsm_die "unknown option $1" ;;
 	*) FILTERS+=("$1"); shift ;;
 	esac
@@ -243,6 +245,16 @@ run_pgtap() {
 }
 
 # ---------------------------------------------------------------- tap
+TAP_TIMEOUT=${LSM_TAP_TIMEOUT:-900}
+
+# Stop servers a killed TAP test left running under its own directory.
+stop_leftover_servers() {
+	local pidfile
+	while IFS= read -r pidfile; do
+		as_pg pg_ctl -D "$(dirname "$pidfile")" -m immediate -w stop >/dev/null 2>&1 || true
+	done < <(find "$1" -name postmaster.pid 2>/dev/null)
+}
+
 run_tap() {
 	local start=$SECONDS files=() f name tdir rc t0 lf
 	for f in "$SRC"/tests/t/*.pl; do
@@ -257,11 +269,13 @@ run_tap() {
 		(cd "$SRC/tests" && as_pg PERL5LIB="$PG_TAP_PERL" PG_REGRESS="$PG_REGRESS" \
 			TESTDIR="$tdir" \
 			${LSM_DIFF_SEED:+LSM_DIFF_SEED="$LSM_DIFF_SEED"} \
-			prove --timer "t/$name.pl")
+			timeout -k 10 "$TAP_TIMEOUT" prove --timer "t/$name.pl")
 		rc=$?
+		stop_leftover_servers "$tdir"
 		if [ $rc -eq 0 ]; then
 			record ok "tap/$name"
 		else
+			[ $rc -eq 124 ] && echo "tap/$name: killed after ${TAP_TIMEOUT}s (LSM_TAP_TIMEOUT)"
 			record fail "tap/$name"
 			for lf in "$tdir"/tmp_check/log/*; do
 				[ -f "$lf" ] || continue
@@ -279,7 +293,7 @@ want_stage regress && run_regress
 want_stage pgtap && run_pgtap
 want_stage tap && run_tap
 
-cleanup >/dev/null 2>&1
+cleanup
 trap - EXIT
 summary
 [ "$FAILED" -eq 0 ]

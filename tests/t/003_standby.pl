@@ -21,6 +21,7 @@ $primary->append_conf(
 shared_preload_libraries = 'lsm_am'
 wal_consistency_checking = 'generic'
 autovacuum = off
+hot_standby_feedback = on
 });
 $primary->start;
 $primary->backup('backup');
@@ -176,6 +177,128 @@ $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 $standby->restart;
 check_step('standby restart', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
+# ---- 9. a standby scan paused mid-way while the primary flushes and merges
+# The primary cannot see standby scans, so pages of runs it retires may be
+# recycled under a standby cursor.  The cursor must still return exactly the
+# rows of its snapshot (or fail with a clean ERROR) — never other data.
+$primary->safe_psql('postgres', q{
+CREATE TABLE s (k int8);
+CREATE INDEX s_k ON s USING lsm (k) WITH (memtable_size = 64);
+INSERT INTO s SELECT hashint4(g) FROM generate_series(1, 20000) g;
+SELECT lsm_am.flush('s_k');
+});
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $expected = $standby->safe_psql('postgres', "$force_seq SELECT k FROM s ORDER BY k");
+my $cur = $standby->background_psql('postgres', on_error_stop => 0);
+$cur->query_safe('SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off;');
+like($cur->query_safe('EXPLAIN (COSTS OFF) SELECT k FROM s ORDER BY k'),
+	qr/Index (Only )?Scan using s_k/, 'standby cursor: the scan uses the lsm index');
+$cur->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$cur->query_safe('DECLARE c CURSOR FOR SELECT k FROM s ORDER BY k');
+my $first = $cur->query_safe('FETCH 1000 FROM c');
+# on the primary: new rows, flushes and merges (runs retired, pages reused)
+for my $i (1 .. 6)
+{
+	$primary->safe_psql('postgres', qq{
+SET lsm_am.max_runs = 2;
+INSERT INTO s SELECT hashint4(g) FROM generate_series($i * 100000, $i * 100000 + 4999) g;
+SELECT lsm_am.flush('s_k');
+});
+}
+# (no heap VACUUM here: removing heap tuples would cancel the standby query
+# through an ordinary recovery conflict, which is not what is tested)
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my ($rest, $failed) = $cur->query('FETCH ALL FROM c');
+if ($failed)
+{
+	my $err = $cur->{stderr};
+	unlike($err, qr/server closed|terminated|PANIC/, 'standby cursor: a failure is a clean ERROR')
+	  or diag($err);
+	note("standby cursor ended with an error: $err");
+}
+else
+{
+	is("$first\n$rest", $expected,
+		'standby cursor: rows of its snapshot, in order, across primary flushes and merges');
+}
+eval { $cur->quit };
+
+# ---- 10. standby readers while the primary inserts, flushes, merges, vacuums
+# A fixed set of rows (keys 1..20000, never changed) must be found exactly by
+# every standby query while redo changes the index under it.
+$primary->safe_psql('postgres', q{
+CREATE TABLE fixed (k int8 NOT NULL);
+CREATE INDEX fixed_k ON fixed USING lsm (k) WITH (memtable_size = 64);
+INSERT INTO fixed SELECT g FROM generate_series(1, 20000) g;
+-- planned on every call (EXECUTE), so each call gets the scan type of `mode`
+CREATE FUNCTION fixed_check(lo int8, mode int) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE
+	n int8;
+	s numeric;
+BEGIN
+	PERFORM set_config('enable_seqscan', 'off', true);
+	PERFORM set_config('enable_indexscan', (mode <> 1)::text, true);
+	PERFORM set_config('enable_bitmapscan', (mode = 1)::text, true);
+	PERFORM set_config('enable_indexonlyscan', (mode = 2)::text, true);
+	EXECUTE 'SELECT count(*), sum(k) FROM fixed WHERE k BETWEEN $1 AND $1 + 999' INTO n, s USING lo;
+	IF n <> 1000 OR s <> lo * 1000 + 499500 THEN
+		RAISE EXCEPTION 'standby scan mode %: % rows, sum %, for keys % .. %', mode, n, s, lo, lo + 999;
+	END IF;
+END $$;
+});
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $script = $standby->basedir . '/reader.sql';
+open(my $fh, '>', $script) or die "cannot write $script: $!";
+print $fh "\\set lo random(1, 19001)\n\\set mode random(0, 2)\nSELECT fixed_check(:lo, :mode);\n";
+close $fh;
+my ($pgb_out, $pgb_err) = ('', '');
+my $pgbench = IPC::Run::start(
+	[ 'pgbench', '-n', '-c', '2', '-j', '2', '-T', '20', '-f', $script,
+	  '-h', $standby->host, '-p', $standby->port, 'postgres' ],
+	'>', \$pgb_out, '2>', \$pgb_err);
+for my $i (1 .. 12)
+{
+	$primary->safe_psql('postgres', qq{
+SET lsm_am.max_runs = 2;
+INSERT INTO fixed SELECT 1000000 + $i * 10000 + g FROM generate_series(1, 3000) g;
+SELECT lsm_am.flush('fixed_k');
+DELETE FROM fixed WHERE k > 1000000 AND k % 3 = $i % 3;
+VACUUM fixed;
+});
+}
+my $pgb_ok = $pgbench->finish;
+ok($pgb_ok && $pgb_err !~ /abort|ERROR/, 'standby readers found exactly the fixed rows throughout')
+  or diag("pgbench: $pgb_out\n$pgb_err");
+like($pgb_out, qr/number of transactions actually processed: [1-9]/, 'standby readers ran')
+  or diag($pgb_out);
+
+# ---- 11. promotion: the former standby writes to the indexes it replayed
+insert_rows(700);
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+my $want = $primary->safe_psql('postgres', "$force_seq SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL");
+$primary->stop;
+$standby->promote;
+$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+  or die 'standby did not leave recovery';
+is($standby->safe_psql('postgres', "$force_index SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL"),
+	$want, 'promoted: the index holds every row the old primary had');
+$standby->safe_psql('postgres', qq{
+INSERT INTO t SELECT g, (hashint4(g) % 50000)::int8, md5(g::text) FROM generate_series($next_id, $next_id + 4999) g;
+SELECT lsm_am.flush('t_k');
+INSERT INTO t SELECT g, (hashint4(g) % 50000)::int8, md5(g::text) FROM generate_series($next_id + 5000, $next_id + 5999) g;
+});
+for my $ix ([ 't_k', 'k' ], [ 't_v', 'v' ])
+{
+	my ($idx, $col) = @$ix;
+	my $sql = "SELECT count(*), sum(id) FROM t WHERE $col IS NOT NULL";
+	my $seq = $standby->safe_psql('postgres', "$force_seq $sql");
+	is($standby->safe_psql('postgres', "$force_index $sql"), $seq, "promoted: $idx index scan after new inserts");
+	is($standby->safe_psql('postgres', "$force_bitmap $sql"), $seq, "promoted: $idx bitmap scan after new inserts");
+}
+my $osql = "SELECT k FROM t WHERE k IS NOT NULL ORDER BY k DESC LIMIT 100";
+is($standby->safe_psql('postgres', "$force_index $osql"), $standby->safe_psql('postgres', "$force_seq $osql"),
+	'promoted: ordered scan after new inserts');
+
 # ---- the logs
 ok(!$standby->log_contains(qr/inconsistent page found/), 'no inconsistent page found during redo');
 ok(!$standby->log_contains(qr/PANIC|TRAP:|server process .* was terminated/),
@@ -184,5 +307,4 @@ ok(!$primary->log_contains(qr/PANIC|TRAP:|server process .* was terminated/),
 	'primary log shows no crash');
 
 $standby->stop;
-$primary->stop;
 done_testing();

@@ -47,6 +47,7 @@ $node->start;
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
 sql('CREATE EXTENSION lsm_am');
+sql(q{CREATE COLLATION lsm_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)});
 
 # ---------------------------------------------------------------------------
 # Server-side comparison: run one query shape against lsm and btree.
@@ -76,6 +77,9 @@ BEGIN
 		CASE WHEN mode = 'bitmap' THEN 'on' ELSE 'off' END, true);
 	PERFORM set_config('enable_sort', CASE WHEN ordered THEN 'off' ELSE 'on' END, true);
 	PERFORM set_config('max_parallel_workers_per_gather', '0', true);
+	-- joins become nested loops: the lsm index is rescanned per outer row
+	PERFORM set_config('enable_hashjoin', 'off', true);
+	PERFORM set_config('enable_mergejoin', 'off', true);
 
 	IF ordered THEN
 		wrap := 'SELECT coalesce(array_agg(r::text), ''{}'') FROM (%s) r';
@@ -286,6 +290,19 @@ my @types = (
 		gen      => "___text_c___",
 		specials => "___text_c___",
 		variants => [qw(asc dnl)],
+	},
+	{
+		# nondeterministic ICU (case-insensitive): equal strings that differ
+		# in case (or ß / ss) must all be found; no ignorable characters in
+		# the data, so upper() (ICU full case mapping) is a canonical form
+		name => 'text_ci',
+		type => 'text',
+		coll => 'lsm_ci',
+		gen =>
+		  q{(ARRAY['apple','Apple','APPLE','apples','éclair','Éclair','eclair','straße','STRASSE','strasse','zebra','Zebra','b','B','ß','ss','SS','co-op','coop','ä','Ä','a','A','日本',''])[1 + floor(random() * 25)::int] || CASE WHEN random() < 0.5 THEN '' ELSE substr(md5(random()::text), 1, floor(random() * 3)::int) END},
+		specials => q{ARRAY['', 'a', 'A', 'ab', 'AB', 'Ab', 'é', 'É', 'zzz', 'ZZZ']},
+		variants => [qw(asc desc)],
+		canon    => 'upper(%s)',
 	},
 	{
 		name     => 'varchar',
@@ -560,9 +577,29 @@ sub gen_queries
 		$add->("k > lo AND k < hi", "SELECT {sel} FROM {t} WHERE k > $lo AND k < $hi", [qw(index bitmap)], %sel);
 		$add->("k IS NULL", "SELECT {sel} FROM {t} WHERE k IS NULL", [qw(index bitmap)], %sel, must_hit => 1);
 		$add->("k IS NOT NULL", "SELECT {sel} FROM {t} WHERE k IS NOT NULL", [qw(index bitmap ionly)], %sel);
-		$add->("k >= const OR k IS NULL via ANY", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY["
+		$add->("k = ANY (array)", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY["
 			  . join(', ', pick($v), pick($v), pick($v), (@$p ? pick($p) : pick($v)), pick($v)) . "])",
 			[qw(bitmap)], %sel, must_hit => 1);
+		$add->("k = ANY (array with NULL)", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY["
+			  . join(', ', pick($v), "NULL", pick($v)) . "])", [qw(bitmap)], %sel, must_hit => 1);
+		$add->("k = ANY (empty array)", "SELECT {sel} FROM {t} WHERE k = ANY ('{}'::$ty->{littype}\[])",
+			[qw(bitmap)], %sel);
+
+		# runtime keys: the constant is a parameter (an InitPlan)
+		$add->("k = (SELECT const)", "SELECT {sel} FROM {t} WHERE k = (SELECT " . pick($v) . ")", \@all, %sel, must_hit => 1);
+		$add->("k > (SELECT const)", "SELECT {sel} FROM {t} WHERE k > (SELECT " . pick($v) . ")", [qw(index bitmap)], %sel);
+		# rescans: the inner side of a nested loop, one lookup per outer row
+		my @vx = map { "(" . pick($v) . ")" } 1 .. 5;
+		push @vx, "(" . pick($p) . ")" if @$p;
+		$add->("nested loop join on k", "SELECT {sel} FROM (VALUES " . join(', ', @vx) . ") v(x) JOIN {t} ON k = v.x",
+			\@all, plain_sel => 'id, k, x', ionly_sel => 'k, x', must_hit => 1);
+		$add->("LATERAL ordered rescans",
+			"SELECT {sel} FROM (VALUES " . join(', ', @vx) . ") v(x), LATERAL (SELECT k FROM {t} WHERE k >= v.x ORDER BY $fwd LIMIT 3) s",
+			[qw(index ionly)], sel => canon($ty, 's.k') . ' AS canon_k', ordered => 1);
+		($lo, $hi) = pick_pair($v);
+		$add->("self join (two scans of the index at once)",
+			"SELECT {sel} FROM {t} a JOIN {t} b ON a.k = b.k WHERE a.k BETWEEN $lo AND $hi",
+			[qw(index bitmap)], sel => 'count(*), sum(a.id), sum(b.id)');
 
 		# ordered output (compared in order, through the canonical form)
 		my %osel = (sel => $ck, ordered => 1);
