@@ -245,6 +245,7 @@ extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
 extern void LsmMergeIfNeeded(Relation index, LsmSlot *slot);
 extern void LsmMergeAll(Relation index, LsmSlot *slot);
+extern void LsmMergeRuns(Relation index, LsmSlot *slot, int first);
 extern void LsmCheckStatus(Relation index, LsmStatus st, const char *what);
 extern void LsmMaintenanceUnlock(Relation index);
 

@@ -226,27 +226,57 @@ LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 		lsm_merge_source_done(m, src);
 }
 
-/* Merge every run into one level-1 run when there are more than lsm_am.max_runs.
- * REQUIRES: maintenance lock, slot lock exclusive. */
+/*
+ * Size-tiered merge after a flush, when there are more than lsm_am.max_runs
+ * runs: merge the newest runs, pulling in the next older run while it is not
+ * much larger than what is being merged (<= 2x) or while too many runs would
+ * remain.  Runs thus form tiers of geometrically growing size and each entry
+ * is rewritten O(log n) times, instead of every run being rewritten at every
+ * merge.  (The Merge issue replaces this with leveled/tiered policies run by
+ * background workers.)  REQUIRES: maintenance lock, slot lock exclusive.
+ */
 void
 LsmMergeIfNeeded(Relation index, LsmSlot *slot)
 {
 	LsmMetaPageData meta;
+	LsmRunRef  *runs;
+	int			first;
+	uint64		merged;
 
-	LsmReadMeta(index, &meta, NULL);
-	if ((int) meta.nruns > lsm_max_runs)
-		LsmMergeAll(index, slot);
+	LsmReadMeta(index, &meta, &runs);
+	if ((int) meta.nruns <= lsm_max_runs)
+		return;
+	/* the manifest lists runs oldest first: merge runs[first .. nruns-1] */
+	first = meta.nruns - 1;
+	merged = runs[first].nentries;
+	while (first > 0 &&
+		   (runs[first - 1].nentries <= 2 * merged ||
+			first > lsm_max_runs / 2))
+	{
+		first--;
+		merged += runs[first].nentries;
+	}
+	if (first < (int) meta.nruns - 1)
+		LsmMergeRuns(index, slot, first);
+}
+
+/* Merge every run into one (lsm_am.compact). */
+void
+LsmMergeAll(Relation index, LsmSlot *slot)
+{
+	LsmMergeRuns(index, slot, 0);
 }
 
 /*
- * Full merge: stream all runs through the merging iterator into one new run,
- * then publish it and retire the inputs with one metapage record.  Memory is
- * bounded by one page per input run.  The retired runs' pages are not reused
- * yet (see doc/impl.md, "Space").
+ * Merge the runs from manifest position first to the newest: stream them
+ * through the merging iterator into one new level-1 run, then publish it and
+ * retire the inputs with one metapage record.  Memory is bounded by one page
+ * per input run.  The retired runs' pages are not reused yet (see
+ * doc/impl.md, "Merging").
  * REQUIRES: maintenance lock, slot lock exclusive (it extends the relation).
  */
 void
-LsmMergeAll(Relation index, LsmSlot *slot)
+LsmMergeRuns(Relation index, LsmSlot *slot, int first)
 {
 	LsmMetaPageData meta;
 	LsmRunRef  *runs;
@@ -263,9 +293,12 @@ LsmMergeAll(Relation index, LsmSlot *slot)
 	int			nin;
 
 	LsmReadMeta(index, &meta, &runs);
-	nin = meta.nruns;
-	if (nin < 2)
+	if (first < 0 || first >= (int) meta.nruns)
 		return;
+	runs += first;
+	nin = meta.nruns - first;
+	if (nin < 2 && first == 0 && (nin == 0 || runs[0].level == 1))
+		return;					/* already one run */
 	cursors = palloc(sizeof(LsmRunCursor) * nin);
 	for (int i = 0; i < nin; i++)
 		LsmRunCursorInit(&cursors[i], &runs[i]);
@@ -340,5 +373,4 @@ LsmMergeAll(Relation index, LsmSlot *slot)
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 	pfree(cursors);
-	pfree(runs);
 }
