@@ -31,7 +31,10 @@
 
 /*
  * Extend the relation by one block and return it pinned and exclusively
- * locked.  REQUIRES: the caller serialises extension of this index.
+ * locked.  REQUIRES: the caller serialises extension of this index: every
+ * extension of an lsm index happens under its slot lock (or during CREATE
+ * INDEX), so the relation extension lock taken here is never contended and
+ * never waited for while a slot LWLock is held.
  */
 static inline Buffer
 LsmExtendBuffer(Relation rel)

@@ -12,6 +12,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/memutils.h"
 
 #include "lsm.h"
@@ -28,36 +29,49 @@ LsmMemtableFull(Relation index, LsmSlot *slot, int len)
 		lsm_memtable_memory(lsm_shared->arena, &slot->mt) + LSM_CHUNK_SIZE > limit;
 }
 
-/* Flush if the memtable is still full once we hold the locks; then merge. */
-static void
+/*
+ * Flush if the memtable is still full once we hold the locks (the flush also
+ * merges runs when needed).  Unless forced (arena exhausted), do not wait for
+ * the maintenance lock: a VACUUM may hold it for long, and PostgreSQL would
+ * cancel an autovacuum that an insert waits for.  Returns false if the flush
+ * was skipped; the memtable then grows past memtable_size for a while (a soft
+ * limit, like GIN's pending list).
+ */
+static bool
 LsmFlushForInsert(Relation index, int len, bool force)
 {
 	LsmSlot    *slot;
 
-	LsmMaintenanceLock(index);
+	if (force)
+		LsmMaintenanceLock(index);
+	else if (!ConditionalLockPage(index, LSM_METAPAGE_BLKNO, ExclusiveLock))
+		return false;
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 	if (force ? slot->mt.nentries > 0 : LsmMemtableFull(index, slot, len))
 	{
 		LsmFlushLocked(index, slot, NULL, NULL, NULL);
-		LsmMergeIfNeeded(index, slot);
 	}
 	LsmSlotRelease(index, slot);
 	LsmMaintenanceUnlock(index);
+	return true;
 }
 
 /* Insert one encoded entry. */
 void
 LsmInsertKey(Relation index, const uint8 *key, int len)
 {
+	bool		soft_full = false;
+
 	for (;;)
 	{
 		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 		LsmStatus	st;
 
-		if (LsmMemtableFull(index, slot, len))
+		if (!soft_full && LsmMemtableFull(index, slot, len))
 		{
 			LsmSlotRelease(index, slot);
-			LsmFlushForInsert(index, len, false);
+			if (!LsmFlushForInsert(index, len, false))
+				soft_full = true;	/* maintenance busy: go over the limit */
 			continue;
 		}
 		if (!LsmEnsureChunkRoom(slot, len, true))

@@ -305,9 +305,10 @@ LsmMergeRuns(Relation index, LsmSlot *slot, int first)
 
 	LsmCheckStatus(index, lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m),
 				   "starting a merge");
-	LsmRunWriterBegin(&w, index, meta.next_run_id, true);
+	w.builder = NULL;
 	PG_TRY();
 	{
+		LsmRunWriterBegin(&w, index, meta.next_run_id, true);
 		for (;;)
 		{
 			const uint8 *key;

@@ -21,6 +21,7 @@
 
 #include "access/nbtree.h"
 #include "access/relscan.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -532,6 +533,14 @@ bool
 lsmcanreturn(Relation index, int attno)
 {
 	LsmKeyDesc	desc;
+
+	/*
+	 * Not on a hot standby: redo of VACUUM's page rewrites takes no cleanup
+	 * lock, so the metapage-pin interlock that protects index-only scans
+	 * against TID recycling does not hold there (btree's redo takes one).
+	 */
+	if (RecoveryInProgress())
+		return false;
 
 	LsmKeyDescInit(index, &desc);
 	return desc.cols[attno - 1].invertible;

@@ -274,6 +274,9 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 		BlockNumber blk;
 		uint16		off;
 
+		/* before reading: a promotion after this point is caught below */
+		bool		rec = RecoveryInProgress();
+
 		LsmReadMeta(index, &meta, NULL);
 		if (!slot->loaded || slot->instance_id != meta.instance_id ||
 			slot->log_epoch != meta.log_epoch || slot->log_head != meta.log_head)
@@ -304,9 +307,25 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 			op = LsmPageGetOpaque(page);
 			if (PageIsNew(page) || op->kind != LSM_PK_LOG || op->owner != slot->log_epoch)
 			{
-				/* the chain was reset under us (standby): start over */
+				LsmMetaPageData again;
+
 				UnlockReleaseBuffer(buf);
 				slot->loaded = false;
+
+				/*
+				 * On a standby a replayed flush resets the chain under us:
+				 * start over.  If the metapage still names this epoch and
+				 * head, the page is simply wrong (the metapage update and
+				 * the head page's re-initialisation are one WAL record).
+				 */
+				LsmReadMeta(index, &again, NULL);
+				if (again.log_epoch == slot->log_epoch && again.log_head == slot->log_head)
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("index \"%s\" has a corrupted log page %u",
+									RelationGetRelationName(index), blk),
+							 errdetail("Expected a log page of epoch %u.", slot->log_epoch),
+							 errhint("REINDEX the index.")));
 				break;
 			}
 			lower = ((PageHeader) page)->pd_lower;
@@ -363,10 +382,10 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 		}
 		if (!slot->loaded)
 			continue;
-		slot->in_recovery = RecoveryInProgress();
+		slot->in_recovery = rec;
 
 		/* On a standby, a flush may have been replayed meanwhile: recheck. */
-		if (RecoveryInProgress())
+		if (rec)
 		{
 			LsmMetaPageData again;
 

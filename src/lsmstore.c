@@ -221,15 +221,17 @@ LsmLogAppend(Relation index, LsmSlot *slot, const uint8 *key, int len)
 
 	tailbuf = ReadBuffer(index, slot->log_tail);
 	LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+	slot->loaded = false;		/* until the tail checks out: a stale slot
+								 * rebuilds itself after the ERROR */
 	LsmCheckPage(index, tailbuf, LSM_PK_LOG, slot->log_epoch);
 	tailpage = BufferGetPage(tailbuf);
 	if (((PageHeader) tailpage)->pd_lower != slot->log_tail_off)
 	{
 		UnlockReleaseBuffer(tailbuf);
-		slot->loaded = false;
 		elog(ERROR, "lsm_am: log tail of index \"%s\" moved unexpectedly",
 			 RelationGetRelationName(index));
 	}
+	slot->loaded = true;
 
 	if (LsmLogPageFits(tailpage, len))
 	{
@@ -381,9 +383,6 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, uint32 run_id, bool delay)
 	w->run_id = run_id;
 	w->delay = delay;
 	w->builder = NULL;
-	st = lsm_runbuilder_create(LSM_CONTENT_CAP, &w->builder);
-	if (st != LSM_OK)
-		LsmReportStatus(index, st, "starting a run");
 
 	buf = LsmExtendBuffer(index);
 	w->start = BufferGetBlockNumber(buf);
@@ -392,6 +391,11 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, uint32 run_id, bool delay)
 	LsmInitPage(BufferGetPage(buf), LSM_PK_RUN_HEADER, run_id);
 	MarkBufferDirty(buf);
 	UnlockReleaseBuffer(buf);
+
+	/* last: nothing below can ERROR and leak the builder */
+	st = lsm_runbuilder_create(LSM_CONTENT_CAP, &w->builder);
+	if (st != LSM_OK)
+		LsmReportStatus(index, st, "starting a run");
 }
 
 void
@@ -479,12 +483,13 @@ LsmFlushLocked(Relation index, LsmSlot *slot, LsmDeadCallback dead,
 		return;					/* the log is empty too: nothing to do */
 
 	LsmReadMeta(index, &meta, NULL);
-	if (meta.nruns >= LSM_MAX_RUNS)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("index \"%s\" has too many sorted runs (%d)",
-						RelationGetRelationName(index), meta.nruns),
-				 errhint("Lower lsm_am.max_runs or REINDEX the index.")));
+	if (meta.nruns >= LSM_MAX_RUNS - 1)
+	{
+		/* the manifest is full: make room first (cannot normally happen,
+		 * since every flush merges past lsm_am.max_runs) */
+		LsmMergeAll(index, slot);
+		LsmReadMeta(index, &meta, NULL);
+	}
 
 	{
 		LsmRunWriterBegin(&w, index, meta.next_run_id, true);
@@ -568,6 +573,9 @@ LsmFlushLocked(Relation index, LsmSlot *slot, LsmDeadCallback dead,
 	if (BufferIsValid(headbuf))
 		UnlockReleaseBuffer(headbuf);
 	UnlockReleaseBuffer(metabuf);
+
+	/* every flush (insert, VACUUM, lsm_am.flush) keeps the run count bounded */
+	LsmMergeIfNeeded(index, slot);
 }
 
 /* Flush an index's memtable (takes and releases the locks itself). */
