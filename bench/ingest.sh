@@ -1,0 +1,389 @@
+#!/usr/bin/env bash
+# bench/ingest.sh — (b) sustained ingest and (c) reads after it, btree vs lsm.
+#
+#   bash bench/ingest.sh [--keys LIST] [--variants LIST] [--variant 'NAME|CLAUSE']
+#                        [--mult M] [--rows-scale F] [--clients N] [--batch N]
+#                        [--read-reps N] [--read-seconds S] [--no-reads]
+#                        [--out DIR]                                   (as root)
+#
+# (b) For each key kind (--keys, default rand-int8,rand-uuid,time-int8) and
+# each index variant (--variants, default btree,lsm), on one throwaway
+# cluster: a table ing(k), one index on k, and N clients (default 2, pgbench)
+# each running "INSERT ... SELECT <key> FROM generate_series(1, 1000)" until a
+# fixed number of rows, the same for every variant, chosen so that the btree
+# ends at about M times shared_buffers (default M = 3, shared_buffers 128MB).
+#   rand-int8  (random() * 9.2e18)::int8      random keys
+#   rand-uuid  gen_random_uuid()               random keys
+#   time-int8  nextval(sequence)               time-ordered keys (the control)
+# Reported: rows/s over time (5 s bins, from pgbench's per-statement log),
+# overall and over the last third of the rows (the index is then 2-3x
+# shared_buffers), p50/p99 statement latency, WAL bytes per row (all WAL from
+# pg_current_wal_lsn, and the index relation's alone from pg_waldump --stats
+# --relation; a replication slot keeps the WAL until it is read), checkpoints
+# (max_wal_size 1GB, checkpoint_timeout 5min: PostgreSQL's defaults).
+# (c) Then, on the same table after VACUUM ANALYZE, with seq and bitmap scans
+# disabled: point lookups of existing keys, range scans of 10, 1,000 and
+# 100,000 rows (count(*) between two existing keys that far apart), and
+# ORDER BY k LIMIT 10; per-statement latency from pgbench -r over
+# --read-seconds (default 2) with 1 client, median of --read-reps repetitions
+# (default 3).
+#
+# Merge policies: each variant is NAME|CREATE INDEX clause.  v0.1 has one merge
+# policy; when the Merge issue adds leveled/tiered/lazy, add them to VARIANTS
+# below (or pass --variant 'lsm-tiered|USING lsm (k) WITH (...)').
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# NAME|index clause (after "CREATE INDEX ing_k ON ing").
+VARIANTS=(
+	"btree|USING btree (k)"
+	"lsm|USING lsm (k)"
+	# Merge issue: "lsm-leveled|USING lsm (k) WITH (merge_policy = leveled)"
+	#              "lsm-tiered|USING lsm (k) WITH (merge_policy = tiered)"
+	#              "lsm-lazy|USING lsm (k) WITH (merge_policy = lazy)"
+)
+KEYS=rand-int8,rand-uuid,time-int8
+SELECTED=
+MULT=3
+ROWS_SCALE=1
+CLIENTS=2
+BATCH=1000
+READ_REPS=3
+READ_SECONDS=2
+READS=1
+OUT=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--keys) KEYS=${2:?}; shift 2 ;;
+	--variants) SELECTED=${2:?}; shift 2 ;;
+	--variant) VARIANTS+=("${2:?}"); SELECTED=${SELECTED:+$SELECTED,}${2%%|*}; shift 2 ;;
+	--mult) MULT=${2:?}; shift 2 ;;
+	--rows-scale) ROWS_SCALE=${2:?}; shift 2 ;;
+	--clients) CLIENTS=${2:?}; shift 2 ;;
+	--batch) BATCH=${2:?}; shift 2 ;;
+	--read-reps) READ_REPS=${2:?}; shift 2 ;;
+	--read-seconds) READ_SECONDS=${2:?}; shift 2 ;;
+	--no-reads) READS=0; shift ;;
+	--out) OUT=${2:?}; shift 2 ;;
+	-h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+	*) lsm_die "ingest.sh: unknown argument $1 (try --help)" ;;
+	esac
+done
+[ -n "$SELECTED" ] || SELECTED=btree,lsm
+for n in "$CLIENTS" "$BATCH" "$READ_REPS" "$READ_SECONDS"; do
+	[[ $n =~ ^[1-9][0-9]*$ ]] || lsm_die "--clients, --batch, --read-reps and --read-seconds take positive integers"
+done
+[[ $MULT =~ ^[0-9.]+$ && $ROWS_SCALE =~ ^[0-9.]+$ ]] || lsm_die "--mult and --rows-scale take numbers"
+require_root
+command -v "$PG_BINDIR/pgbench" >/dev/null || lsm_die "pgbench not found in $PG_BINDIR"
+
+variant_clause() { # NAME -> clause
+	local v
+	for v in "${VARIANTS[@]}"; do
+		[ "${v%%|*}" = "$1" ] && { echo "${v#*|}"; return; }
+	done
+	lsm_die "unknown variant $1 (known: $(printf '%s ' "${VARIANTS[@]%%|*}"))"
+}
+IFS=, read -r -a KEY_LIST <<<"$KEYS"
+IFS=, read -r -a VAR_LIST <<<"$SELECTED"
+for v in "${VAR_LIST[@]}"; do variant_clause "$v" >/dev/null; done
+
+# Per key kind: column type, key expression, and the btree's bytes per entry
+# (leaf tuple + line pointer over the leaf fill: ~70% for random keys, 90% at
+# the right edge) used to size the run.
+key_type() { case $1 in rand-int8 | time-int8) echo int8 ;; rand-uuid) echo uuid ;; *) lsm_die "unknown key kind $1" ;; esac; }
+key_expr() {
+	case $1 in
+	rand-int8) echo "(random() * 9.2e18)::int8" ;;
+	rand-uuid) echo "gen_random_uuid()" ;;
+	time-int8) echo "nextval('ing_seq')" ;;
+	esac
+}
+key_btree_bytes() { case $1 in rand-int8) echo 28.6 ;; rand-uuid) echo 40 ;; time-int8) echo 22.2 ;; esac; }
+for k in "${KEY_LIST[@]}"; do key_type "$k" >/dev/null; done
+
+OUT=$(bench_results_dir "$OUT")
+RAW=$OUT/ingest_raw.csv
+MED=$OUT/ingest.csv
+TS=$OUT/ingest_timeseries.csv
+csv_init "$RAW"
+echo "key,variant,t_s,rows_per_s" >"$TS"
+
+bench_cluster ingest "max_wal_size = '1GB'" "checkpoint_timeout = '5min'" "autovacuum = off" \
+	"max_replication_slots = 4"
+q "CREATE EXTENSION lsm_am" >/dev/null
+SB_BYTES=$(q "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'")
+WORK=$BENCH_SCRATCH/work
+mkdir -p "$WORK"
+chown "$PG_USER:" "$WORK"
+
+pgb() { # pgbench as postgres against the bench cluster
+	as_pg PGHOST="$PGHOST" PGPORT="$PGPORT" PGOPTIONS="${PGB_OPTIONS:-}" pgbench -n "$@" postgres
+}
+
+# --------------------------------------------------------------- (b) ingest
+ingest_one() { # ingest_one KEY VARIANT ROWS
+	local key=$1 var=$2 rows=$3 clause type tx start_lsn end_lsn ck0 ck1 t0 t1 rel
+	clause=$(variant_clause "$var")
+	type=$(key_type "$key")
+	tx=$((rows / BATCH / CLIENTS))
+	q "DROP TABLE IF EXISTS ing, probe, probe_r10, probe_r1000, probe_r100000;
+	   DROP SEQUENCE IF EXISTS ing_seq;
+	   CREATE SEQUENCE ing_seq;
+	   CREATE TABLE ing (k $type NOT NULL);
+	   CREATE INDEX ing_k ON ing $clause;" >/dev/null
+	echo "INSERT INTO ing SELECT $(key_expr "$key") FROM generate_series(1, $BATCH);" >"$WORK/ins.sql"
+	chmod 644 "$WORK/ins.sql"
+	rm -f "$WORK"/pgb_log*
+	q "CHECKPOINT" >/dev/null
+	q "SELECT pg_drop_replication_slot('bench') FROM pg_replication_slots WHERE slot_name = 'bench'" >/dev/null
+	q "SELECT pg_create_physical_replication_slot('bench', true)" >/dev/null # keeps the WAL for pg_waldump
+	ck0=$(q "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter")
+	start_lsn=$(q "SELECT pg_current_wal_insert_lsn()")
+	rel=$(relspec ing_k)
+	# size sampler: seconds, index bytes, WAL bytes so far
+	(
+		while :; do
+			echo "$(date +%s.%N) $(q "SELECT pg_relation_size('ing_k'), pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$start_lsn')::bigint" | tr '|' ' ')"
+			sleep 5
+		done
+	) >"$WORK/sizes.txt" 2>/dev/null &
+	local sampler=$!
+	BENCH_BG_PIDS="$sampler"
+	lsm_log "ingest $key into $var: $CLIENTS clients x $tx statements x $BATCH rows"
+	t0=$(date +%s.%N)
+	(cd "$WORK" && pgb -c "$CLIENTS" -j "$CLIENTS" -t "$tx" -M prepared -f "$WORK/ins.sql" \
+		-l --log-prefix="$WORK/pgb_log" >"$WORK/pgbench.out" 2>&1) ||
+		{ cat "$WORK/pgbench.out" >&2; lsm_die "pgbench failed for $key / $var"; }
+	t1=$(date +%s.%N)
+	kill "$sampler" 2>/dev/null || true
+	wait "$sampler" 2>/dev/null || true
+	BENCH_BG_PIDS=
+	end_lsn=$(wal_lsn)
+	ck1=$(q "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter")
+	local wal_total idx_stats idx_bytes idx_fpi_bytes n
+	wal_total=$(wal_diff "$start_lsn" "$end_lsn")
+	idx_stats=$(as_pg pg_waldump -p "$BENCH_DATADIR/pg_wal" -s "$start_lsn" -e "$end_lsn" \
+		--relation="$rel" --stats=record 2>"$WORK/waldump.err" | awk '$1 == "Total" { print $7, $5 }') || true
+	[ -n "$idx_stats" ] || { cat "$WORK/waldump.err" >&2; idx_stats="n/a n/a"; }
+	read -r idx_bytes idx_fpi_bytes <<<"$idx_stats"
+	q "SELECT pg_drop_replication_slot('bench')" >/dev/null
+	n=$(q "SELECT count(*) FROM ing")
+	[ "$n" = "$((tx * BATCH * CLIENTS))" ] || lsm_die "ing has $n rows, expected $((tx * BATCH * CLIENTS))"
+
+	# pgbench log: client tx latency_us script epoch us  ->  "done_s latency_ms",
+	# sorted by completion time
+	cat "$WORK"/pgb_log* | awk -v t0="$t0" '{ printf "%.6f %.3f\n", $5 + $6 / 1e6 - t0, $3 / 1000 }' |
+		sort -g -k1,1 >"$WORK/tx.txt"
+	local ntx cut
+	ntx=$(wc -l <"$WORK/tx.txt")
+	[ "$ntx" -gt 0 ] || lsm_die "pgbench wrote no per-statement log for $key / $var"
+	cut=$((ntx * 2 / 3 + 1))
+	# rows/s per 5 s bin of completion time
+	awk -v b="$BATCH" -v key="$key" -v var="$var" -v bin=5 '
+		{ cnt[int($1 / bin)]++; if ($1 > tmax) tmax = $1 }
+		END {
+		  for (j = 0; j <= int(tmax / bin); j++) {
+		    w = (j == int(tmax / bin)) ? tmax - j * bin : bin
+		    if (w > 0.5) printf "%s,%s,%.1f,%.0f\n", key, var, (j + 0.5) * bin, cnt[j] * b / w
+		  }
+		}' "$WORK/tx.txt" >>"$TS"
+	pct() { # pct FILE P: P-th percentile of a sorted one-column file
+		awk -v p="$2" '{ a[NR] = $1 } END { r = int(NR * p / 100 + 0.999999); if (r < 1) r = 1; if (r > NR) r = NR; print a[r] }' "$1"
+	}
+	awk '{ print $2 }' "$WORK/tx.txt" | sort -g >"$WORK/lat_all.txt"
+	tail -n +"$cut" "$WORK/tx.txt" | awk '{ print $2 }' | sort -g >"$WORK/lat_late.txt"
+	local tmax tcut
+	tmax=$(tail -n1 "$WORK/tx.txt" | cut -d' ' -f1)
+	tcut=0
+	[ "$cut" -le 1 ] || tcut=$(sed -n "$((cut - 1))p" "$WORK/tx.txt" | cut -d' ' -f1)
+	add() { csv_add "$RAW" ingest 1 "$var" "$key" "$1" "$2"; }
+	add rows_per_s "$(awk -v n="$ntx" -v b="$BATCH" -v t="$tmax" 'BEGIN { printf "%.1f", n * b / t }')"
+	add rows_per_s_last_third "$(awk -v n="$((ntx - cut + 1))" -v b="$BATCH" -v t="$tmax" -v c="$tcut" 'BEGIN { printf "%.1f", n * b / (t - c) }')"
+	add p50_ms "$(pct "$WORK/lat_all.txt" 50)"
+	add p99_ms "$(pct "$WORK/lat_all.txt" 99)"
+	add max_ms "$(tail -n1 "$WORK/lat_all.txt")"
+	add p50_ms_last_third "$(pct "$WORK/lat_late.txt" 50)"
+	add p99_ms_last_third "$(pct "$WORK/lat_late.txt" 99)"
+	add seconds "$tmax"
+	cp "$WORK/sizes.txt" "$OUT/ingest_sizes_${key}_${var}.txt"
+	local ibytes hbytes
+	ibytes=$(q "SELECT pg_relation_size('ing_k')")
+	hbytes=$(q "SELECT pg_relation_size('ing')")
+	add rows "$n"
+	add wal_bytes_per_row "$(awk -v a="$wal_total" -v n="$n" 'BEGIN { printf "%.2f", a / n }')"
+	add index_wal_bytes_per_row "$(awk -v a="$idx_bytes" -v n="$n" 'BEGIN { if (a ~ /^[0-9]+$/) printf "%.2f", a / n; else print "n/a" }')"
+	add index_fpi_bytes_per_row "$(awk -v a="$idx_fpi_bytes" -v n="$n" 'BEGIN { if (a ~ /^[0-9]+$/) printf "%.2f", a / n; else print "n/a" }')"
+	add checkpoints "$((ck1 - ck0))"
+	add index_mb "$(awk -v a="$ibytes" 'BEGIN { printf "%.1f", a / 1048576 }')"
+	add index_x_shared_buffers "$(awk -v a="$ibytes" -v s="$SB_BYTES" 'BEGIN { printf "%.2f", a / s }')"
+	add heap_mb "$(awk -v a="$hbytes" 'BEGIN { printf "%.1f", a / 1048576 }')"
+	if [[ $var == lsm* ]]; then
+		add lsm_runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
+	fi
+	awk -F, -v k="$key" -v v="$var" '$1 == "ingest" && $3 == v && $4 == k { printf "    %s=%s", $5, $6 } END { print "" }' "$RAW" | fold -w 160 >&2
+}
+
+# ---------------------------------------------------------------- (c) reads
+reads_one() { # reads_one KEY VARIANT
+	local key=$1 var=$2
+	lsm_log "reads on $key / $var"
+	q "VACUUM ANALYZE ing" >/dev/null
+	local off="SET enable_seqscan = off; SET enable_bitmapscan = off;"
+	# existing keys to look up, and range bounds N rows apart (via the index)
+	q "$off
+	   SELECT setseed(0.5);
+	   CREATE TABLE probe AS
+	     SELECT row_number() OVER () AS i, k FROM (SELECT k FROM ing TABLESAMPLE SYSTEM (0.5) REPEATABLE (7) ORDER BY random() LIMIT 2000) s;
+	   ALTER TABLE probe ADD PRIMARY KEY (i);" >/dev/null
+	local n p
+	for n in 10 1000 100000; do
+		case $n in 10) p=200 ;; 1000) p=100 ;; 100000) p=10 ;; esac
+		q "$off
+		   CREATE TABLE probe_r$n AS
+		     SELECT row_number() OVER () AS i, lo, hi FROM (
+		       SELECT p.k AS lo, (SELECT k FROM ing WHERE k >= p.k ORDER BY k OFFSET $((n - 1)) LIMIT 1) AS hi
+		         FROM probe p WHERE p.i <= $((p * 2))) s
+		     WHERE hi IS NOT NULL LIMIT $p;
+		   ALTER TABLE probe_r$n ADD PRIMARY KEY (i);" >/dev/null
+	done
+	local np
+	np=$(q "SELECT count(*) FROM probe")
+	cat >"$WORK/point.sql" <<EOF
+\\set i random(1, $np)
+SELECT k FROM probe WHERE i = :i \\gset
+SELECT count(*) FROM ing WHERE k = :k;
+EOF
+	for n in 10 1000 100000; do
+		cat >"$WORK/range$n.sql" <<EOF
+\\set i random(1, $(q "SELECT count(*) FROM probe_r$n"))
+SELECT lo, hi FROM probe_r$n WHERE i = :i \\gset
+SELECT count(*) FROM ing WHERE k BETWEEN :lo AND :hi;
+EOF
+	done
+	echo "SELECT k FROM ing ORDER BY k LIMIT 10;" >"$WORK/orderby.sql"
+	chmod 644 "$WORK"/*.sql
+	# the plans, for the record
+	{
+		echo "== $key / $var"
+		q "$off EXPLAIN (COSTS OFF) SELECT count(*) FROM ing WHERE k = (SELECT k FROM probe WHERE i = 1)"
+		q "$off EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) SELECT count(*) FROM ing WHERE k BETWEEN (SELECT lo FROM probe_r1000 WHERE i = 1) AND (SELECT hi FROM probe_r1000 WHERE i = 1)"
+		q "$off EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) SELECT k FROM ing ORDER BY k LIMIT 10"
+	} >>"$OUT/reads_plans.txt"
+	local rep qn lat
+	PGB_OPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off"
+	for rep in $(seq 1 "$READ_REPS"); do
+		for qn in point range10 range1000 range100000 orderby; do
+			lat=$(read_latency "$qn")
+			csv_add "$RAW" reads "$rep" "$var" "$key" "${qn}_ms" "$lat"
+		done
+	done
+	# Diagnostic: the same reads once more with the memtable empty, which
+	# separates the memtable's share of an lsm scan from the runs'.
+	if [[ $var == lsm* ]]; then
+		csv_add "$RAW" reads 1 "$var" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
+		csv_add "$RAW" reads 1 "$var" "$key" memtable_entries "$(q "SELECT memtable_entries FROM lsm_am.index_stats('ing_k')")"
+		q "SELECT lsm_am.flush('ing_k')" >/dev/null
+		csv_add "$RAW" reads 1 "$var+flushed" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
+		csv_add "$RAW" reads 1 "$var+flushed" "$key" memtable_entries 0
+		for qn in point range10 range1000 range100000 orderby; do
+			lat=$(read_latency "$qn")
+			csv_add "$RAW" reads 1 "$var+flushed" "$key" "${qn}_ms" "$lat"
+		done
+	fi
+	PGB_OPTIONS=
+	awk -F, -v k="$key" -v v="$var" '$1 == "reads" && ($3 == v || $3 == v "+flushed") && $4 == k { printf "    %s %s=%s", $3, $5, $6 } END { print "" }' "$RAW" | fold -w 160 >&2
+}
+
+# read_latency QUERY: the last statement's average latency (ms) in pgbench -r's
+# report, over READ_SECONDS with one client.
+read_latency() {
+	local lat
+	lat=$(cd "$WORK" && pgb -c 1 -T "$READ_SECONDS" -M prepared -r -f "$WORK/$1.sql" 2>&1 |
+		awk '/statement latencies/ { s = 1; next } s && $1 ~ /^[0-9.]+$/ { last = $1 } END { print last }')
+	[ -n "$lat" ] || lsm_die "pgbench $1 failed on $key / $var"
+	echo "$lat"
+}
+
+for key in "${KEY_LIST[@]}"; do
+	rows=$(awk -v m="$MULT" -v s="$SB_BYTES" -v b="$(key_btree_bytes "$key")" -v f="$ROWS_SCALE" \
+		-v c="$CLIENTS" -v n="$BATCH" 'BEGIN { r = m * s / b * f; u = c * n; r = int(r / u + 0.5) * u; if (r < u) r = u; print r }')
+	for var in "${VAR_LIST[@]}"; do
+		ingest_one "$key" "$var" "$rows"
+		[ "$READS" = 0 ] || reads_one "$key" "$var"
+		q "DROP TABLE IF EXISTS ing, probe, probe_r10, probe_r1000, probe_r100000; CHECKPOINT" >/dev/null
+	done
+done
+bench_median_csv "$RAW" "$MED"
+
+# ------------------------------------------------------------- the tables
+M() { med "$MED" "$1" "$2" "$3" "$4"; }
+BASE=${VAR_LIST[0]}
+{
+	echo
+	echo "(b) sustained ingest: $CLIENTS clients (pgbench), $BATCH rows per INSERT, until the btree is ~${MULT}x shared_buffers ($BENCH_SHARED_BUFFERS)"
+	printf '  %-10s %-8s %11s %9s %10s %8s %8s %9s %8s %9s %10s %10s %9s %6s\n' key index rows "rows/s" "rows/s" p50 p99 "p99 last" max "WAL B" "index WAL" "index MB" "x shared" ckpts
+	printf '  %-10s %-8s %11s %9s %10s %8s %8s %9s %8s %9s %10s %10s %9s %6s\n' "" "" "" all "last 1/3" ms ms "1/3 ms" ms "/row" "B/row" "" buffers ""
+	for key in "${KEY_LIST[@]}"; do
+		for var in "${VAR_LIST[@]}"; do
+			printf '  %-10s %-8s %11s %9s %10s %8s %8s %9s %8s %9s %10s %10s %9s %6s\n' "$key" "$var" \
+				"$(fmt_int "$(M ingest "$var" "$key" rows)")" \
+				"$(fmt_int "$(M ingest "$var" "$key" rows_per_s)")" \
+				"$(fmt_int "$(M ingest "$var" "$key" rows_per_s_last_third)")" \
+				"$(fmt_num "$(M ingest "$var" "$key" p50_ms)" 1)" \
+				"$(fmt_num "$(M ingest "$var" "$key" p99_ms)" 1)" \
+				"$(fmt_num "$(M ingest "$var" "$key" p99_ms_last_third)" 1)" \
+				"$(fmt_num "$(M ingest "$var" "$key" max_ms)" 0)" \
+				"$(fmt_num "$(M ingest "$var" "$key" wal_bytes_per_row)" 1)" \
+				"$(fmt_num "$(M ingest "$var" "$key" index_wal_bytes_per_row)" 1)" \
+				"$(fmt_num "$(M ingest "$var" "$key" index_mb)" 0)" \
+				"$(fmt_num "$(M ingest "$var" "$key" index_x_shared_buffers)" 2)" \
+				"$(M ingest "$var" "$key" checkpoints)"
+		done
+	done
+	if [ "$READS" = 1 ]; then
+		echo
+		echo "(c) reads after (b): ms per statement (pgbench -r, 1 client, median of $READ_REPS repetitions), seq/bitmap scans off"
+		printf '  %-10s %-13s %10s %10s %10s %12s %14s %6s %9s\n' key index point "range 10" "range 1k" "range 100k" "ORDER BY LIM10" runs memtable
+		for key in "${KEY_LIST[@]}"; do
+			for var in "${VAR_LIST[@]}" $(for v in "${VAR_LIST[@]}"; do [[ $v != lsm* ]] || echo "$v+flushed"; done); do
+				printf '  %-10s %-13s %10s %10s %10s %12s %14s %6s %9s\n' "$key" "$var" \
+					"$(fmt_num "$(M reads "$var" "$key" point_ms)" 3)" \
+					"$(fmt_num "$(M reads "$var" "$key" range10_ms)" 3)" \
+					"$(fmt_num "$(M reads "$var" "$key" range1000_ms)" 3)" \
+					"$(fmt_num "$(M reads "$var" "$key" range100000_ms)" 2)" \
+					"$(fmt_num "$(M reads "$var" "$key" orderby_ms)" 3)" \
+					"$(M reads "$var" "$key" runs)" "$(fmt_int "$(M reads "$var" "$key" memtable_entries)")"
+			done
+		done
+		echo "  (+flushed: once more right after lsm_am.flush(), memtable empty; 1 repetition; a diagnostic, not a target)"
+	fi
+	echo
+	echo " targets (reported, not asserted), each variant against $BASE"
+	for var in "${VAR_LIST[@]}"; do
+		[ "$var" != "$BASE" ] || continue
+		for key in "${KEY_LIST[@]}"; do
+			r=$(ratio "$(M ingest "$var" "$key" rows_per_s_last_third)" "$(M ingest "$BASE" "$key" rows_per_s_last_third)" 2)
+			printf '  %-64s %7s  %s\n' "$key: $var/$BASE rows/s, last third (target >= 2)" "$r" \
+				"$(verdict "$r" '>=' 2)$(awk -v r="$r" 'BEGIN { if (r ~ /^[0-9.]+$/ && r < 2) printf " (%.0f%% short)", (1 - r / 2) * 100 }')"
+			r=$(ratio "$(M ingest "$var" "$key" p99_ms_last_third)" "$(M ingest "$BASE" "$key" p99_ms_last_third)" 2)
+			printf '  %-64s %7s  %s\n' "$key: $var/$BASE p99 latency, last third (target <= 1)" "$r" \
+				"$(verdict "$r" '<=' 1)$(awk -v r="$r" 'BEGIN { if (r ~ /^[0-9.]+$/ && r > 1) printf " (%.1fx)", r }')"
+			if [ "$READS" = 1 ]; then
+				for qn in point range10 range1000 range100000; do
+					lim=1.5
+					[ "$qn" = point ] && lim=1.3
+					r=$(ratio "$(M reads "$var" "$key" "${qn}_ms")" "$(M reads "$BASE" "$key" "${qn}_ms")" 2)
+					printf '  %-64s %7s  %s\n' "$key: $var/$BASE $qn time (target <= $lim)" "$r" \
+						"$(verdict "$r" '<=' "$lim")$(awk -v r="$r" -v l="$lim" 'BEGIN { if (r ~ /^[0-9.]+$/ && r > l) printf " (%.0f%% over)", (r / l - 1) * 100 }')"
+				done
+				r=$(ratio "$(M reads "$var" "$key" orderby_ms)" "$(M reads "$BASE" "$key" orderby_ms)" 2)
+				printf '  %-64s %7s  %s\n' "$key: $var/$BASE ORDER BY k LIMIT 10 time (no target)" "$r" ""
+			fi
+		done
+	done
+	echo
+	bench_machine
+	echo " ingest cluster: max_wal_size=1GB, checkpoint_timeout=5min, autovacuum=off, fsync=off"
+	echo " raw: $RAW   medians: $MED   time series: $TS   plans: $OUT/reads_plans.txt"
+} | tee "$OUT/ingest_table.txt"
