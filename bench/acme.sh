@@ -16,10 +16,11 @@
 # none: v0.1 flushes and merges in the inserting backend, so that work is in
 # the batch's own figures); the index pages whose LSN is newer than a mark
 # taken before the batch (pageinspect).  Then the buffers of the point lookup
-# of order 181236, the index size after the run, after lsm_am.flush(), after a
-# full compaction (n/a until the Merge issue) and of a fresh CREATE INDEX.
-# Default 3 runs; the table shows medians (page and WAL counts are the same in
-# every run; times vary).
+# of order 181236, a check that both indexes return the same rows, the index
+# size after the run, after lsm_am.flush(), after a full compaction
+# (lsm_am.compact() where it exists, else "n/a until the Merge issue") and of a
+# fresh CREATE INDEX.  Default 3 runs; the table shows medians (page and WAL
+# counts are the same in every run; times vary).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -29,7 +30,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
 	--out) OUT=${2:?--out needs a directory}; shift 2 ;;
-	-h | --help) sed -n '2,23p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "acme.sh: unknown argument $1 (try --help)" ;;
 	esac
 done

@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
 	--out) OUT=${2:?--out needs a directory}; shift 2 ;;
-	-h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "build.sh: unknown argument $1 (try --help)" ;;
 	esac
 done

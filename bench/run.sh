@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bench/run.sh — the benchmark suite: lsm vs btree, on throwaway clusters.
 #
-#   bash bench/run.sh                 (a) the Acme Shop comparison (~4 min)
+#   bash bench/run.sh                 (a) the Acme Shop comparison (~2-3 min)
 #   bash bench/run.sh --all           (a) + (d) CREATE INDEX + (b) sustained
-#                                     ingest with (c) reads after it (~30 min)
+#                                     ingest with (c) reads after it (~20-25 min)
 #   options:  --skip-setup   do not install packages / build / install lsm_am
 #             --runs N       repetitions of (a) (default 3; medians)
 #             --out DIR      results directory (default bench/results/<UTC time>)
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
 	--runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
 	--out) OUT=${2:?--out needs a directory}; shift 2 ;;
 	--quick) QUICK=1; ALL=1; shift ;;
-	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "run.sh: unknown argument $1 (try --help)" ;;
 	esac
 done
