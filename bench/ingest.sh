@@ -44,6 +44,7 @@ VARIANTS=(
 )
 KEYS=rand-int8,rand-uuid,time-int8
 SELECTED=
+EXTRA=
 MULT=3
 ROWS_SCALE=1
 CLIENTS=2
@@ -56,7 +57,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--keys) KEYS=${2:?}; shift 2 ;;
 	--variants) SELECTED=${2:?}; shift 2 ;;
-	--variant) VARIANTS+=("${2:?}"); SELECTED=${SELECTED:+$SELECTED,}${2%%|*}; shift 2 ;;
+	--variant) VARIANTS+=("${2:?}"); EXTRA=${EXTRA:+$EXTRA,}${2%%|*}; shift 2 ;;
 	--mult) MULT=${2:?}; shift 2 ;;
 	--rows-scale) ROWS_SCALE=${2:?}; shift 2 ;;
 	--clients) CLIENTS=${2:?}; shift 2 ;;
@@ -65,11 +66,12 @@ while [ $# -gt 0 ]; do
 	--read-seconds) READ_SECONDS=${2:?}; shift 2 ;;
 	--no-reads) READS=0; shift ;;
 	--out) OUT=${2:?}; shift 2 ;;
-	-h | --help) sed -n '2,35p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "ingest.sh: unknown argument $1 (try --help)" ;;
 	esac
 done
 [ -n "$SELECTED" ] || SELECTED=btree,lsm
+[ -z "${EXTRA:-}" ] || SELECTED=$SELECTED,$EXTRA # --variant adds to the selection
 for n in "$CLIENTS" "$BATCH" "$READ_REPS" "$READ_SECONDS"; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || lsm_die "--clients, --batch, --read-reps and --read-seconds take positive integers"
 done
