@@ -18,8 +18,17 @@ PG_MODULE_MAGIC;
 int			lsm_memory_mb = 64;
 int			lsm_max_indexes = 64;
 int			lsm_memtable_size_kb = LSM_MEMTABLE_SIZE_DEFAULT;
-int			lsm_max_runs = 8;
 int			lsm_flush_delay_ms = 0;
+int			lsm_l0_compaction_trigger = 4;
+int			lsm_l0_slowdown_trigger = 20;
+int			lsm_l0_stop_trigger = 36;
+
+static relopt_enum_elt_def lsm_compaction_values[] = {
+	{"leveled", LSM_POLICY_LEVELED},
+	{"tiered", LSM_POLICY_TIERED},
+	{"lazy", LSM_POLICY_LAZY},
+	{(const char *) NULL}
+};
 
 static relopt_kind lsm_relopt_kind;
 
@@ -54,10 +63,20 @@ _PG_init(void)
 							&lsm_memtable_size_kb, LSM_MEMTABLE_SIZE_DEFAULT,
 							LSM_MEMTABLE_SIZE_MIN, LSM_MEMTABLE_SIZE_MAX,
 							PGC_USERSET, GUC_UNIT_KB, NULL, NULL, NULL);
-	DefineCustomIntVariable("lsm_am.max_runs",
-							"Number of sorted runs after which a flush merges all runs into one.",
+	DefineCustomIntVariable("lsm_am.l0_compaction_trigger",
+							"Number of level-0 runs (flushed memtables) that starts a compaction into level 1.",
 							NULL,
-							&lsm_max_runs, 8, 2, 256,
+							&lsm_l0_compaction_trigger, 4, 1, 64,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.l0_slowdown_trigger",
+							"Number of level-0 runs at which inserts are slowed down.",
+							"Backpressure while compaction catches up, as RocksDB's level0_slowdown_writes_trigger.",
+							&lsm_l0_slowdown_trigger, 20, 1, 100,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.l0_stop_trigger",
+							"Number of level-0 runs at which inserts wait for compaction.",
+							"As RocksDB's level0_stop_writes_trigger.",
+							&lsm_l0_stop_trigger, 36, 1, 100,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.flush_delay_ms",
 							"Test hook: sleep this long after writing each page of a flush or merge, and after each data page VACUUM visits.",
@@ -70,6 +89,20 @@ _PG_init(void)
 					  "Size of the memtable in kilobytes before it is written out as a sorted run",
 					  -1, LSM_MEMTABLE_SIZE_MIN, LSM_MEMTABLE_SIZE_MAX,
 					  AccessExclusiveLock);
+	add_enum_reloption(lsm_relopt_kind, "compaction",
+					   "Compaction policy: leveled, tiered or lazy (tiered above, leveled at the last level)",
+					   lsm_compaction_values, LSM_POLICY_LEVELED,
+					   "Valid values are \"leveled\", \"tiered\" and \"lazy\".",
+					   ShareUpdateExclusiveLock);
+	add_int_reloption(lsm_relopt_kind, "size_ratio",
+					  "Size ratio between adjacent levels (leveled), or runs per level (tiered)",
+					  10, 2, 100, ShareUpdateExclusiveLock);
+	add_int_reloption(lsm_relopt_kind, "bloom_bits_per_key",
+					  "Bits per key of the bloom filter of each run; 0 disables the filters",
+					  10, 0, 32, ShareUpdateExclusiveLock);
+	add_int_reloption(lsm_relopt_kind, "bloom_columns",
+					  "Leading index columns the bloom filters hash; 0 means all columns",
+					  1, 0, INDEX_MAX_KEYS, ShareUpdateExclusiveLock);
 
 	/*
 	 * Server-start settings can only be defined while preloading (otherwise
@@ -89,6 +122,7 @@ _PG_init(void)
 							"Least recently used memtables are dropped (and rebuilt from the index's log pages on next use) when more indexes are active.",
 							&lsm_max_indexes, 64, 1, 10000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	LsmWorkerInit();
 	MarkGUCPrefixReserved("lsm_am");
 
 	prev_shmem_request_hook = shmem_request_hook;
@@ -103,6 +137,10 @@ lsmoptions(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
 		{"memtable_size", RELOPT_TYPE_INT, offsetof(LsmOptions, memtable_size)},
+		{"compaction", RELOPT_TYPE_ENUM, offsetof(LsmOptions, compaction)},
+		{"size_ratio", RELOPT_TYPE_INT, offsetof(LsmOptions, size_ratio)},
+		{"bloom_bits_per_key", RELOPT_TYPE_INT, offsetof(LsmOptions, bloom_bits_per_key)},
+		{"bloom_columns", RELOPT_TYPE_INT, offsetof(LsmOptions, bloom_columns)},
 	};
 	LsmOptions *opts;
 

@@ -14,6 +14,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufpage.h"
+#include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "utils/relcache.h"
 
@@ -25,7 +26,7 @@
  * On-disk constants.  Do not change without bumping LSM_FORMAT_VERSION.
  * ------------------------------------------------------------------------ */
 #define LSM_MAGIC				0x4C534D31	/* "LSM1" */
-#define LSM_FORMAT_VERSION		1
+#define LSM_FORMAT_VERSION		2
 #define LSM_METAPAGE_BLKNO		0
 #define LSM_PAGE_ID				0xFF8A	/* last 2 bytes of special space */
 
@@ -35,6 +36,7 @@
 #define LSM_PK_RUN_HEADER		3
 #define LSM_PK_RUN_DATA			4
 #define LSM_PK_RUN_FENCE		5
+#define LSM_PK_RUN_BLOOM		6
 
 /* Special space of every lsm page. */
 typedef struct LsmPageOpaqueData
@@ -61,14 +63,44 @@ typedef LsmPageOpaqueData *LsmPageOpaque;
 typedef struct LsmRunRef
 {
 	uint32		run_id;
-	uint16		level;			/* 0: flushed memtables; 1: CREATE INDEX/merges */
-	uint16		flags;
+	uint16		level;			/* 0: flushed memtables; 1..LSM_PICK_MAX_LEVEL */
+	uint16		bloom_cols;		/* leading columns the filter hashes; 0: none */
 	BlockNumber start;			/* block of the run's header page */
-	uint32		npages;			/* pages in the extent, header included */
+	uint32		npages;			/* pages in the extent, header and filter included */
 	uint64		nentries;		/* live entries (VACUUM keeps it exact) */
+	uint32		bloom_start;	/* relative page of the first filter page */
+	uint32		bloom_nblocks;	/* 64-byte filter blocks; 0: no filter */
 } LsmRunRef;
 
-/* Metapage content (block 0), followed by nruns LsmRunRef. */
+/* A log chain: the durable copy of one memtable. */
+typedef struct LsmLogChain
+{
+	uint32		epoch;			/* every page of the chain carries it */
+	BlockNumber head;			/* first page; InvalidBlockNumber: empty */
+} LsmLogChain;
+
+/* An extent of pages: free, or reserved by an unfinished writer. */
+typedef struct LsmExtent
+{
+	BlockNumber start;
+	uint32		npages;			/* 0: unused entry */
+	uint64		reuse_after;	/* FullTransactionId: reusable once no
+								 * snapshot can be older; 0: at once */
+} LsmExtent;
+
+#define LSM_MAX_IMM				2	/* immutable memtables per index */
+#define LSM_MAX_RUNS			128
+#define LSM_MAX_FREE			160
+#define LSM_RESV_FLUSH			0
+#define LSM_RESV_COMPACT		1
+
+/*
+ * Metapage content (block 0).  Every page below nblocks is exactly one of:
+ * the metapage, a page of a log chain (active or immutable), a page of a run
+ * in the manifest, a page of a free extent, or a page of a reserved extent.
+ * Pages at or beyond nblocks are unused (left by a crash) and are handed
+ * out again from the end.  lsm_am.check_index() verifies this.
+ */
 typedef struct LsmMetaPageData
 {
 	uint32		magic;
@@ -77,18 +109,32 @@ typedef struct LsmMetaPageData
 	uint64		instance_id;	/* random per build: tells index incarnations
 								 * apart in shared memory */
 	uint32		next_run_id;
-	uint32		log_epoch;		/* bumped by every flush */
-	BlockNumber log_head;		/* first log page, InvalidBlockNumber if none */
-	uint32		nruns;
+	uint32		next_epoch;		/* epoch of the next log chain */
+	LsmLogChain active;			/* chain of the memtable taking inserts */
+	uint32		nimm;			/* immutable memtables waiting for a flush */
+	LsmLogChain imm[LSM_MAX_IMM];	/* oldest first */
+	BlockNumber nblocks;		/* pages accounted for (see above) */
+	LsmExtent	resv[4];		/* [LSM_RESV_*]: extent of an unfinished
+								 * writer; [2 + LSM_RESV_*]: its previous
+								 * extent while it moves (freed at the end) */
 	uint64		nflushes;
-	uint64		nmerges;
+	uint64		nmerges;		/* compactions that rewrote runs */
+	uint64		nmoves;			/* trivial moves */
+	uint64		pages_flushed;	/* run pages written by flushes */
+	uint64		pages_compacted;	/* run pages written by compactions */
+	uint64		leaked_pages;	/* pages dropped because the free list was
+								 * full (never expected) */
 	uint64		reserved[4];
-	LsmRunRef	runs[FLEXIBLE_ARRAY_MEMBER];
+	uint32		nfree;
+	uint32		nruns;
+	LsmExtent	free[LSM_MAX_FREE];	/* sorted by start, coalesced */
+	LsmRunRef	runs[LSM_MAX_RUNS];	/* oldest first */
 } LsmMetaPageData;
 
-#define LSM_MAX_RUNS \
-	((int) ((LSM_CONTENT_CAP - offsetof(LsmMetaPageData, runs)) / sizeof(LsmRunRef)))
 #define LsmPageGetMeta(page)	((LsmMetaPageData *) LsmPageContent(page))
+
+StaticAssertDecl(sizeof(LsmMetaPageData) <= LSM_CONTENT_CAP,
+				 "the metapage content must fit a page");
 
 /*
  * Log pages: content is a sequence of entries, each a uint16 length (native
@@ -103,6 +149,10 @@ typedef struct LsmOptions
 {
 	int32		vl_len_;		/* varlena header (do not touch directly!) */
 	int			memtable_size;	/* kB; -1 = lsm_am.memtable_size */
+	int			compaction;		/* LsmCompactionPolicy */
+	int			size_ratio;
+	int			bloom_bits_per_key;	/* 0: no filters */
+	int			bloom_columns;	/* leading columns hashed; 0: all */
 } LsmOptions;
 
 #define LSM_MEMTABLE_SIZE_MIN	64		/* kB */
@@ -113,13 +163,23 @@ typedef struct LsmOptions
 extern int	lsm_memory_mb;
 extern int	lsm_max_indexes;
 extern int	lsm_memtable_size_kb;
-extern int	lsm_max_runs;
 extern int	lsm_flush_delay_ms;
+extern int	lsm_l0_compaction_trigger;
+extern int	lsm_l0_slowdown_trigger;
+extern int	lsm_l0_stop_trigger;
 
 /* ------------------------------------------------------------------------
  * Shared memory (lsmshmem.c)
  * ------------------------------------------------------------------------ */
 #define LSM_CHUNK_SIZE			(64 * 1024)
+
+typedef struct LsmImmutable
+{
+	LsmMemtable mt;
+	uint32		epoch;			/* its log chain */
+	BlockNumber head;
+	uint32		pages;
+} LsmImmutable;
 
 /*
  * One shared-memory slot caches one index's memtable.  The memtable is a
@@ -146,8 +206,44 @@ typedef struct LsmSlot
 	BlockNumber log_tail;		/* last log page replayed/appended */
 	uint16		log_tail_off;	/* pd_lower of log_tail already consumed */
 	uint32		log_pages;		/* pages in the current log chain */
-	LsmMemtable mt;
+	LsmMemtable mt;				/* the active memtable */
+
+	/* immutable memtables waiting for a flush, oldest first (as imm[] of
+	 * the metapage, which the slot mirrors) */
+	int			nimm;
+	LsmImmutable imm[LSM_MAX_IMM];
+
+	int			pins;			/* flushers reading imm[0] without the lock:
+								 * no eviction, imm[0] stays */
+
+	/* under the slot lock: facts for backpressure and statistics (not
+	 * durable; reset with the slot) */
+	uint32		l0_runs;		/* L0 runs in the manifest, last seen */
+	bool		vacuum_waiting; /* VACUUM wants maintenance to yield */
+	uint64		stalls_slowdown;	/* inserts delayed (l0_slowdown_trigger) */
+	uint64		stalls_stop;	/* inserts that waited */
+	uint64		stall_us;		/* time inserts spent stalled */
+	uint64		self_flushes;	/* flushes done by backends (no worker) */
+	uint64		wal_log;		/* WAL bytes of log appends */
+	uint64		wal_flush;		/* WAL bytes of flushes */
+	uint64		wal_compact;	/* WAL bytes of compactions */
+	ConditionVariable cv;		/* broadcast when a flush or compaction ends */
+
+	/* lookup counters (lsm_am.lookup_stats) */
+	pg_atomic_uint64 lookups;	/* scans with equality on leading columns */
+	pg_atomic_uint64 filter_probes;
+	pg_atomic_uint64 filter_negatives;	/* the filter said absent */
+	pg_atomic_uint64 filter_false_positives;	/* said maybe, run had none */
+	pg_atomic_uint64 data_pages_read;	/* run data pages read by scans */
+
+	/* background work (lsmworker.c, lsmmaint.c) */
+	Oid			indexoid;		/* pg_class OID of the index, for workers */
+	pg_atomic_uint32 pending;	/* LSM_WORK_* bits a worker should act on */
 } LsmSlot;
+
+/* LsmSlot.pending bits */
+#define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
+#define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
 
 typedef struct LsmShared
 {
@@ -177,45 +273,120 @@ extern LsmRelCache *LsmGetRelCache(Relation index);
 extern LsmSlot *LsmSlotAcquire(Relation index, LWLockMode mode);
 extern void LsmSlotRelease(Relation index, LsmSlot *slot);
 extern void LsmSlotReset(LsmSlot *slot);
-extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot,
+extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
 								  const uint8 *key, int len);
-extern bool LsmEnsureChunkRoom(LsmSlot *slot, int keylen, bool may_evict);
+extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
+							   bool may_evict);
+extern void LsmMemtableFree(LsmMemtable *mt);
+extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
 
 /* ------------------------------------------------------------------------
  * Pages, metapage, log and runs (lsmstore.c)
  * ------------------------------------------------------------------------ */
+/* Asked between pages of a flush or compaction: true abandons it (the
+ * reserved pages are reclaimed by the next one).  NULL: never stop. */
+typedef bool (*LsmStopCallback) (Relation index);
+
 extern void LsmInitPage(Page page, uint16 kind, uint32 owner);
 extern void LsmInitMetaPage(Page page, uint64 fingerprint);
 extern void LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner);
 extern void LsmReadMeta(Relation index, LsmMetaPageData *meta_out,
 						LsmRunRef **runs_out);
+extern Buffer LsmLockMeta(Relation index);
 extern void LsmLogAppend(Relation index, LsmSlot *slot, const uint8 *key, int len);
+extern int	LsmCollectChain(Relation index, uint32 epoch, BlockNumber head,
+							BlockNumber **out);
 extern void LsmReportStatus(Relation index, LsmStatus st, const char *what);
+
+/* page allocation (all of it inside metapage records) */
+extern uint64 LsmRetireStamp(void);
+extern void LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages,
+					   uint64 reuse_after);
+extern BlockNumber LsmReserve(Relation index, int which, uint32 npages,
+							  uint32 *run_id);
+extern void LsmReserveFinish(LsmMetaPageData *m, int which, uint32 used);
+extern void LsmReserveCancel(Relation index, int which);
 
 typedef struct LsmRunWriter
 {
 	Relation	index;
 	LsmRunBuilder *builder;
 	uint32		run_id;
-	BlockNumber start;
-	BlockNumber next_block;		/* next block to extend to */
+	int			which;			/* LSM_RESV_* */
+	BlockNumber start;			/* first block of the reservation */
+	uint32		cap;			/* pages reserved */
+	uint32		hiwater;		/* 1 + highest relative page written */
 	bool		delay;			/* lsm_am.flush_delay_ms applies */
+	LsmStopCallback stop;		/* asked after every page; NULL: never */
+	bool		stopped;		/* stop() said so: the caller abandons */
+	/* bloom filter (lsmbloom.c) */
+	struct LsmBloomBuilder *bloom;
+	int			bloom_bits;
+	int			bloom_cols;
+	LsmKeyDesc *desc;
+	bool		have_last;
+	uint64		last_hash;
 } LsmRunWriter;
 
-extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, uint32 run_id, bool delay);
+extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
+							  uint32 est_pages, uint64 expected_keys, bool delay);
 extern void LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len);
 extern void LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level);
 extern void LsmRunWriterAbandon(LsmRunWriter *w);
+extern void LsmRunWriterPutPage(LsmRunWriter *w, uint32 rel, uint16 kind,
+								const void *content, size_t len);
+
+/* lsmbloom.c: the run writer's filter */
+extern void LsmBloomBegin(LsmRunWriter *w, Relation index, uint64 expected_keys);
+extern void LsmBloomAddKey(LsmRunWriter *w, const uint8 *key, int len);
+extern void LsmBloomFinish(LsmRunWriter *w, LsmRunRef *ref, uint32 first_rel);
+extern void LsmBloomAbandon(LsmRunWriter *w);
+extern uint64 LsmBloomHashPrefix(const LsmKeyDesc *desc, const uint8 *key, int len,
+								 int ncols, bool *ok);
+extern bool LsmBloomProbe(Relation index, const LsmRunRef *ref, uint64 h);
+
+/* Backend cache of a run's header, fence pages and filter (lsmbloom.c). */
+typedef struct LsmRunCacheEntry
+{
+	char		key[24];		/* LsmRunCacheKey */
+	bool		valid;
+	uint8	   *header;			/* content of relative page 0 */
+	int			header_len;
+	LsmRunHeader hdr;			/* parsed; points into header */
+	uint32		fence_first;	/* relative page of the first fence page */
+	uint32		nfence;
+	uint8	  **fence;			/* contents of the fence pages */
+	int		   *fence_len;
+	uint32		bloom_k;		/* 0: no filter */
+	uint8	   *bloom;			/* bloom_nblocks * 64 bytes */
+} LsmRunCacheEntry;
+
+extern LsmRunCacheEntry *LsmRunCacheGet(Relation index, const LsmRunRef *ref);
+extern bool LsmRunCacheMayContain(const LsmRunCacheEntry *e, const LsmRunRef *ref,
+								  uint64 h);
 
 /* Callback deciding whether a TID is dead (VACUUM); NULL keeps everything. */
 typedef bool (*LsmDeadCallback) (ItemPointer tid, void *state);
 
-extern void LsmFlush(Relation index, LsmDeadCallback dead, void *dead_state,
-					 double *removed);
-extern void LsmFlushLocked(Relation index, LsmSlot *slot, LsmDeadCallback dead,
-						   void *dead_state, double *removed);
-extern void LsmMaintenanceLock(Relation index);
+/* lsmmaint.c */
+extern void LsmFlushLock(Relation index);
+extern bool LsmFlushLockConditional(Relation index);
+extern void LsmFlushUnlock(Relation index);
+extern void LsmCompactLock(Relation index);
+extern bool LsmCompactLockConditional(Relation index);
+extern void LsmCompactUnlock(Relation index);
+extern void LsmSwitchMemtable(Relation index, LsmSlot *slot);
+extern bool LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
+						   double *removed, LsmStopCallback stop);
+extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
+						double *removed);
+extern bool LsmCompactOnce(Relation index, LsmStopCallback stop);
+extern void LsmCompactFull(Relation index);
+extern bool LsmWorkPending(Relation index);
 extern void LsmInsertKey(Relation index, const uint8 *key, int len);
+extern int	LsmCompactionPolicyOf(Relation index);
+extern int	LsmSizeRatioOf(Relation index);
+extern uint32 LsmBuildLevel(Relation index, uint64 pages);
 
 /* ------------------------------------------------------------------------
  * Reading runs, merging (lsmrun.c)
@@ -227,7 +398,16 @@ typedef struct LsmRunCursor
 	bool		done;
 	uint32		ndata;			/* data pages: relative pages 1..ndata */
 	uint32		cur;			/* current data page */
+	/* point lookups (lsmscan.c sets bloom_check and bloom_hash) */
+	bool		bloom_check;	/* probe the run's filter before searching */
+	uint64		bloom_hash;
+	bool		probed;			/* the filter was probed */
+	bool		filtered;		/* ... and said absent */
+	uint32		data_pages;		/* data pages read */
+	bool		matched;		/* a page read held a key in the range */
 } LsmRunCursor;
+
+#define LSM_BLOOM_SEED			0x4C534D42	/* xxHash seed of filter keys */
 
 /* Scan range in encoded-key space (see lsm_merge_create). */
 typedef struct LsmRange
@@ -243,11 +423,45 @@ extern bool LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 							 bool backward, const LsmRange *range);
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
-extern void LsmMergeIfNeeded(Relation index, LsmSlot *slot);
-extern void LsmMergeAll(Relation index, LsmSlot *slot);
-extern void LsmMergeRuns(Relation index, LsmSlot *slot, int first);
+extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
+						 uint16 level, LsmStopCallback stop, LsmRunRef *out);
 extern void LsmCheckStatus(Relation index, LsmStatus st, const char *what);
-extern void LsmMaintenanceUnlock(Relation index);
+extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,
+							 uint8 **min, int *minlen, uint8 **max, int *maxlen);
+
+/* ------------------------------------------------------------------------
+ * Background workers (lsmworker.c)
+ * ------------------------------------------------------------------------ */
+extern int	lsm_max_workers;
+/* _PG_init, preloading only: GUC lsm_am.max_workers, register the launcher */
+extern void LsmWorkerInit(void);
+extern Size LsmWorkerShmemSize(void);
+extern void LsmWorkerShmemInit(void);
+/* A backend queued work for an index of database dbid: wake the launcher and
+ * that database's workers.  Cheap; callable with an LWLock held. */
+extern void LsmWakeWorkers(Oid dbid);
+/* Can a worker be expected to do dbid's work soon?  false when
+ * lsm_am.max_workers = 0, the launcher is not running, or starting a worker
+ * failed recently (max_worker_processes exhausted) and none runs for dbid:
+ * the backend must then do the work itself. */
+extern bool LsmWorkersAvailable(Oid dbid);
+/* In an lsm worker: show "what" and the index in pg_stat_activity; no-op
+ * in other processes. */
+extern void LsmWorkerReportActivity(const char *what, Relation index);
+extern bool LsmIsWorker(void);
+PGDLLEXPORT void lsm_launcher_main(Datum arg);
+PGDLLEXPORT void lsm_worker_main(Datum arg);
+
+/* ------------------------------------------------------------------------
+ * Maintenance: flushes and compactions (lsmmaint.c)
+ * ------------------------------------------------------------------------ */
+/*
+ * Do the pending work of one index: flush every immutable memtable, then run
+ * compactions until the picker finds nothing (or stop() says so).  Clears the
+ * slot's pending bits for the work it did.  REQUIRES: a transaction, a
+ * RowExclusiveLock on the index.  Raises ERROR on failure.
+ */
+extern void LsmMaintain(Relation index, LsmStopCallback stop);
 
 /* ------------------------------------------------------------------------
  * AM callbacks

@@ -52,6 +52,26 @@ LsmExtendBuffer(Relation rel)
 #endif
 }
 
+/*
+ * Make the relation at least upto blocks long (new blocks are zero pages,
+ * not WAL-logged: their content is logged when they are first used).
+ */
+static inline void
+LsmEnsureBlocks(Relation rel, BlockNumber upto)
+{
+	if (RelationGetNumberOfBlocks(rel) >= upto)
+		return;
+#if PG_VERSION_NUM >= 160000
+	ReleaseBuffer(ExtendBufferedRelTo(BMR_REL(rel), MAIN_FORKNUM, NULL,
+									  EB_CLEAR_SIZE_CACHE, upto, RBM_ZERO_ON_ERROR));
+#else
+	LockRelationForExtension(rel, ExclusiveLock);
+	while (RelationGetNumberOfBlocks(rel) < upto)
+		ReleaseBuffer(ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL));
+	UnlockRelationForExtension(rel, ExclusiveLock);
+#endif
+}
+
 /* Write and WAL-log one page of the init fork (unlogged indexes). */
 #if PG_VERSION_NUM >= 160000
 #define LsmWriteInitForkPage(rel, blkno, page) \

@@ -95,8 +95,13 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	metabuf = LsmExtendBuffer(index);
 	Assert(BufferGetBlockNumber(metabuf) == LSM_METAPAGE_BLKNO);
 	metapage = BufferGetPage(metabuf);
+	START_CRIT_SECTION();
 	LsmInitMetaPage(metapage, bs.desc.fingerprint);
 	MarkBufferDirty(metabuf);
+	/* logged whole now: the reservation records below are deltas on it */
+	if (RelationNeedsWAL(index))
+		log_newpage_buffer(metabuf, true);
+	END_CRIT_SECTION();
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
 	/* scan and sort */
@@ -122,7 +127,8 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		bool		isnull;
 		int64		done = 0;
 
-		LsmRunWriterBegin(&w, index, 1, false);
+		/* the reservation is at the end of a new index: it grows in place */
+		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT, 64, (uint64) bs.indtuples, false);
 		PG_TRY();
 		{
 			while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
@@ -138,6 +144,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 				}
 			}
 			LsmRunWriterFinish(&w, &ref, 1);
+			ref.level = LsmBuildLevel(index, ref.npages);
 		}
 		PG_CATCH();
 		{
@@ -150,23 +157,20 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	}
 	tuplesort_end(bs.sort);
 
-	/* publish the run in the metapage, then log the metapage whole */
+	/* publish the run */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	m = LsmPageGetMeta(metapage);
-	if (have_run)
 	{
-		m->runs[0] = ref;
-		m->nruns = 1;
-		m->next_run_id = 2;
-	}
-	((PageHeader) metapage)->pd_lower = LSM_CONTENT_OFFSET +
-		offsetof(LsmMetaPageData, runs) + m->nruns * sizeof(LsmRunRef);
-	MarkBufferDirty(metabuf);
-	if (RelationNeedsWAL(index))
-	{
-		START_CRIT_SECTION();
-		log_newpage_buffer(metabuf, true);
-		END_CRIT_SECTION();
+		GenericXLogState *state = GenericXLogStart(index);
+
+		m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		if (have_run)
+		{
+			m->runs[0] = ref;
+			m->nruns = 1;
+			m->pages_compacted += ref.npages;
+			LsmReserveFinish(m, LSM_RESV_COMPACT, ref.npages);
+		}
+		GenericXLogFinish(state);
 	}
 	UnlockReleaseBuffer(metabuf);
 

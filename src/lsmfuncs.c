@@ -8,8 +8,13 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "catalog/pg_type.h"
 #include "utils/acl.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "pgstat.h"
+#include "storage/latch.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -67,7 +72,9 @@ lsm_flush(PG_FUNCTION_ARGS)
 				 errmsg("lsm_am.flush() cannot run during recovery"),
 				 errhint("Flush on the primary; the standby replays it.")));
 	index = LsmOpenIndex(relid, RowExclusiveLock, true);
-	LsmFlush(index, NULL, NULL, NULL);
+	LsmFlushLock(index);
+	LsmFlushAll(index, NULL, NULL, NULL);
+	LsmFlushUnlock(index);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();
 }
@@ -101,6 +108,12 @@ lsm_index_stats(PG_FUNCTION_ARGS)
 	mt_entries = slot->mt.nentries;
 	mt_bytes = lsm_memtable_memory(lsm_shared->arena, &slot->mt);
 	log_pages = slot->log_pages;
+	for (int i = 0; i < slot->nimm; i++)
+	{
+		mt_entries += slot->imm[i].mt.nentries;
+		mt_bytes += lsm_memtable_memory(lsm_shared->arena, &slot->imm[i].mt);
+		log_pages += slot->imm[i].pages;
+	}
 	LsmSlotRelease(index, slot);
 
 	for (int i = 0; i < (int) meta.nruns; i++)
@@ -125,7 +138,6 @@ lsm_compact(PG_FUNCTION_ARGS)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	Relation	index;
-	LsmSlot    *slot;
 
 	LsmCheckPreloaded();
 	if (RecoveryInProgress())
@@ -134,12 +146,7 @@ lsm_compact(PG_FUNCTION_ARGS)
 				 errmsg("lsm_am.compact() cannot run during recovery"),
 				 errhint("Compact on the primary; the standby replays it.")));
 	index = LsmOpenIndex(relid, RowExclusiveLock, true);
-	LsmMaintenanceLock(index);
-	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
-	LsmFlushLocked(index, slot, NULL, NULL, NULL);
-	LsmMergeAll(index, slot);
-	LsmSlotRelease(index, slot);
-	LsmMaintenanceUnlock(index);
+	LsmCompactFull(index);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();
 }
@@ -196,7 +203,7 @@ lsm_index_info(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	index = LsmOpenIndex(relid, AccessShareLock, false);
 	cache = LsmGetRelCache(index);
-	LsmMaintenanceLock(index);	/* the manifest and run headers hold still */
+	/* retired runs' pages are not reused while our snapshot exists */
 	LsmReadMeta(index, &meta, &runs);
 	for (int i = 0; i < (int) meta.nruns; i++)
 	{
@@ -222,7 +229,281 @@ lsm_index_info(PG_FUNCTION_ARGS)
 		values[5] = PointerGetDatum(LsmKeyToText(&cache->desc, hdr.max_key, (int) hdr.max_key_len));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
-	LsmMaintenanceUnlock(index);
 	relation_close(index, AccessShareLock);
 	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(lsm_wait_for_merges);
+
+/*
+ * lsm_am.wait_for_merges(regclass, interval): wait until no flush or
+ * compaction of the index is pending or running; true, or false when the
+ * timeout passed.  Does the work itself if no worker can be had.
+ */
+Datum
+lsm_wait_for_merges(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Interval   *timeout = PG_GETARG_INTERVAL_P(1);
+	Relation	index;
+	TimestampTz deadline;
+	bool		done = false;
+	int64		usecs;
+
+	LsmCheckPreloaded();
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("lsm_am.wait_for_merges() cannot run during recovery"),
+				 errhint("Call it on the primary.")));
+	usecs = timeout->time + (int64) (timeout->day + timeout->month * 30) * USECS_PER_DAY;
+	if (usecs < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("timeout must not be negative")));
+	deadline = GetCurrentTimestamp() + usecs;
+	index = LsmOpenIndex(relid, RowExclusiveLock, false);
+	for (;;)
+	{
+		LsmSlot    *slot;
+
+		if (!LsmWorkPending(index))
+		{
+			done = true;
+			break;
+		}
+		if (GetCurrentTimestamp() >= deadline)
+			break;
+		slot = LsmSlotAcquire(index, LW_SHARED);
+		LsmSlotRelease(index, slot);
+		if (!LsmWorkersAvailable(MyDatabaseId))
+			LsmMaintain(index, NULL);
+		else
+		{
+			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);
+			LsmWakeWorkers(MyDatabaseId);
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 20, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	relation_close(index, RowExclusiveLock);
+	PG_RETURN_BOOL(done);
+}
+
+PG_FUNCTION_INFO_V1(lsm_maintenance_stats);
+
+/* lsm_am.maintenance_stats(regclass): flushes, compactions, stalls, WAL. */
+Datum
+lsm_maintenance_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+	TupleDesc	tupdesc;
+	LsmSlot    *slot;
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	Datum		values[18];
+	bool		nulls[18] = {0};
+	int			n = 0;
+	int			levels[LSM_PICK_MAX_LEVEL + 1] = {0};
+	uint64		free_pages = 0;
+	ArrayType  *lv;
+
+	LsmCheckPreloaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	index = LsmOpenIndex(relid, AccessShareLock, false);
+	slot = LsmSlotAcquire(index, LW_SHARED);
+	LsmReadMeta(index, meta, NULL);
+	for (int i = 0; i < (int) meta->nruns; i++)
+		levels[Min(meta->runs[i].level, LSM_PICK_MAX_LEVEL)]++;
+	for (int i = 0; i < (int) meta->nfree; i++)
+		free_pages += meta->free[i].npages;
+	{
+		int			last = 0;
+		Datum	   *elems;
+
+		for (int i = 0; i <= LSM_PICK_MAX_LEVEL; i++)
+			if (levels[i] > 0)
+				last = i;
+		elems = palloc(sizeof(Datum) * (last + 1));
+		for (int i = 0; i <= last; i++)
+			elems[i] = Int32GetDatum(levels[i]);
+		lv = construct_array(elems, last + 1, INT4OID, sizeof(int32), true, TYPALIGN_INT);
+	}
+	values[n++] = Int32GetDatum(slot->nimm);
+	values[n++] = PointerGetDatum(lv);
+	values[n++] = Int64GetDatum(meta->nflushes);
+	values[n++] = Int64GetDatum(meta->nmerges);
+	values[n++] = Int64GetDatum(meta->nmoves);
+	values[n++] = Int64GetDatum(meta->pages_flushed);
+	values[n++] = Int64GetDatum(meta->pages_compacted);
+	values[n++] = Int64GetDatum(slot->stalls_slowdown);
+	values[n++] = Int64GetDatum(slot->stalls_stop);
+	values[n++] = Float8GetDatum(slot->stall_us / 1000.0);
+	values[n++] = Int64GetDatum(slot->self_flushes);
+	values[n++] = Int64GetDatum(slot->wal_log);
+	values[n++] = Int64GetDatum(slot->wal_flush);
+	values[n++] = Int64GetDatum(slot->wal_compact);
+	values[n++] = Int64GetDatum(free_pages);
+	values[n++] = Int64GetDatum(meta->nblocks);
+	values[n++] = BoolGetDatum(pg_atomic_read_u32(&slot->pending) != 0 || slot->nimm > 0);
+	values[n++] = Int64GetDatum(meta->leaked_pages);
+	LsmSlotRelease(index, slot);
+	relation_close(index, AccessShareLock);
+	Assert(n == lengthof(values));
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(lsm_check_index);
+
+/*
+ * lsm_am.check_index(regclass): account for every page of the index.  Each
+ * page below the metapage's nblocks must belong to exactly one of: the
+ * metapage, a live log chain, a run, the free list, a reservation.
+ * Returns the counts; leaked (owned by nothing) and doubly owned pages are
+ * reported, and doubly owned ones raise an ERROR (corruption).
+ */
+Datum
+lsm_check_index(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+	TupleDesc	tupdesc;
+	LsmSlot    *slot;
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	uint8	   *owner;
+	int64		cnt[6] = {0};	/* meta, log, run, free, reserved, leaked */
+	int64		twice = 0;
+	BlockNumber first_twice = InvalidBlockNumber;
+	BlockNumber file_blocks;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+
+	LsmCheckPreloaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	index = LsmOpenIndex(relid, RowExclusiveLock, false);
+	LsmFlushLock(index);
+	LsmCompactLock(index);
+	slot = LsmSlotAcquire(index, LW_SHARED);	/* no appends, no switches */
+	LsmReadMeta(index, meta, NULL);
+	file_blocks = RelationGetNumberOfBlocks(index);
+	owner = palloc0(Max(meta->nblocks, 1));
+
+#define LSM_MARK(blk, kind) \
+	do { \
+		BlockNumber b_ = (blk); \
+		if (b_ >= meta->nblocks) { twice++; if (!BlockNumberIsValid(first_twice)) first_twice = b_; } \
+		else if (owner[b_] != 0) { twice++; if (!BlockNumberIsValid(first_twice)) first_twice = b_; } \
+		else { owner[b_] = (kind) + 1; cnt[(kind)]++; } \
+	} while (0)
+
+	LSM_MARK(0, 0);
+	for (int c = 0; c <= (int) meta->nimm; c++)
+	{
+		LsmLogChain ch = c < (int) meta->nimm ? meta->imm[c] : meta->active;
+		BlockNumber *blocks;
+		int			nb = LsmCollectChain(index, ch.epoch, ch.head, &blocks);
+
+		for (int i = 0; i < nb; i++)
+			LSM_MARK(blocks[i], 1);
+	}
+	for (int r = 0; r < (int) meta->nruns; r++)
+		for (uint32 i = 0; i < meta->runs[r].npages; i++)
+			LSM_MARK(meta->runs[r].start + i, 2);
+	for (int f = 0; f < (int) meta->nfree; f++)
+		for (uint32 i = 0; i < meta->free[f].npages; i++)
+			LSM_MARK(meta->free[f].start + i, 3);
+	for (int v = 0; v < 4; v++)
+		for (uint32 i = 0; i < meta->resv[v].npages; i++)
+			LSM_MARK(meta->resv[v].start + i, 4);
+	for (BlockNumber b = 0; b < meta->nblocks; b++)
+		if (owner[b] == 0)
+		{
+			BlockNumber e = b;
+
+			while (e + 1 < meta->nblocks && owner[e + 1] == 0)
+				e++;
+			cnt[5] += e - b + 1;
+			ereport(NOTICE,
+					(errmsg("index \"%s\": blocks %u to %u belong to nothing",
+							get_rel_name(relid), b, e)));
+			b = e;
+		}
+	LsmSlotRelease(index, slot);
+	LsmCompactUnlock(index);
+	LsmFlushUnlock(index);
+	relation_close(index, RowExclusiveLock);
+
+	if (twice > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has %lld pages owned twice or beyond its end, first at block %u",
+						get_rel_name(relid), (long long) twice, first_twice),
+				 errhint("REINDEX the index.")));
+	values[0] = Int64GetDatum(file_blocks);
+	values[1] = Int64GetDatum(cnt[1]);
+	values[2] = Int64GetDatum(cnt[2]);
+	values[3] = Int64GetDatum(cnt[3]);
+	values[4] = Int64GetDatum(cnt[4]);
+	values[5] = Int64GetDatum((int64) file_blocks - meta->nblocks);
+	values[6] = Int64GetDatum(cnt[5]);
+	values[7] = Int64GetDatum(meta->leaked_pages);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(lsm_lookup_stats);
+
+/*
+ * lsm_am.lookup_stats(regclass): point-lookup counters since the server
+ * started (or the index's memtable slot was reassigned).
+ */
+Datum
+lsm_lookup_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+	TupleDesc	tupdesc;
+	LsmSlot    *slot;
+	Datum		values[5];
+	bool		nulls[5] = {0};
+
+	LsmCheckPreloaded();
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	index = LsmOpenIndex(relid, AccessShareLock, false);
+	slot = LsmSlotAcquire(index, LW_SHARED);
+	values[0] = Int64GetDatum(pg_atomic_read_u64(&slot->lookups));
+	values[1] = Int64GetDatum(pg_atomic_read_u64(&slot->filter_probes));
+	values[2] = Int64GetDatum(pg_atomic_read_u64(&slot->filter_negatives));
+	values[3] = Int64GetDatum(pg_atomic_read_u64(&slot->filter_false_positives));
+	values[4] = Int64GetDatum(pg_atomic_read_u64(&slot->data_pages_read));
+	LsmSlotRelease(index, slot);
+	relation_close(index, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(lsm_reset_lookup_stats);
+
+/* lsm_am.reset_lookup_stats(regclass): zero the lookup counters. */
+Datum
+lsm_reset_lookup_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	index;
+	LsmSlot    *slot;
+
+	LsmCheckPreloaded();
+	index = LsmOpenIndex(relid, AccessShareLock, false);
+	slot = LsmSlotAcquire(index, LW_SHARED);
+	pg_atomic_write_u64(&slot->lookups, 0);
+	pg_atomic_write_u64(&slot->filter_probes, 0);
+	pg_atomic_write_u64(&slot->filter_negatives, 0);
+	pg_atomic_write_u64(&slot->filter_false_positives, 0);
+	pg_atomic_write_u64(&slot->data_pages_read, 0);
+	LsmSlotRelease(index, slot);
+	relation_close(index, AccessShareLock);
+	PG_RETURN_VOID();
 }

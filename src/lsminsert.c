@@ -1,7 +1,7 @@
 /*
- * lsminsert.c — aminsert: append to the log pages and the memtable; flush
- * the memtable into a sorted run when it is full, and merge runs when there
- * are too many.
+ * lsminsert.c — aminsert: append to the log pages and the memtable; switch
+ * to a fresh memtable when it is full (workers flush and compact), with
+ * backpressure when they fall behind.
  *
  * Order matters for crash safety: the WAL-logged log append happens before
  * the memtable insert, both under the slot lock, so the memtable is always a
@@ -11,6 +11,9 @@
 #include "postgres.h"
 
 #include "access/xlog.h"
+#include "executor/instrument.h"
+#include "pgstat.h"
+#include "utils/timestamp.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
@@ -30,68 +33,138 @@ LsmMemtableFull(Relation index, LsmSlot *slot, int len)
 }
 
 /*
- * Flush if the memtable is still full once we hold the locks (the flush also
- * merges runs when needed).  Unless forced (arena exhausted), do not wait for
- * the maintenance lock: a VACUUM may hold it for long, and PostgreSQL would
- * cancel an autovacuum that an insert waits for.  Returns false if the flush
- * was skipped; the memtable then grows past memtable_size for a while (a soft
- * limit, like GIN's pending list).
+ * Do maintenance in this backend, because no worker can be had: flush the
+ * oldest immutable memtable, then one compaction.  Never waits for the
+ * locks (whoever holds them is doing the work).
  */
-static bool
-LsmFlushForInsert(Relation index, int len, bool force)
+static void
+LsmSelfServe(Relation index)
 {
-	LsmSlot    *slot;
-
-	if (force)
-		LsmMaintenanceLock(index);
-	else if (!ConditionalLockPage(index, LSM_METAPAGE_BLKNO, ExclusiveLock))
-		return false;
-	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
-	if (force ? slot->mt.nentries > 0 : LsmMemtableFull(index, slot, len))
+	if (LsmFlushLockConditional(index))
 	{
-		LsmFlushLocked(index, slot, NULL, NULL, NULL);
+		PG_TRY();
+		{
+			LsmFlushOldest(index, NULL, NULL, NULL, NULL);
+		}
+		PG_FINALLY();
+		{
+			LsmFlushUnlock(index);
+		}
+		PG_END_TRY();
 	}
-	LsmSlotRelease(index, slot);
-	LsmMaintenanceUnlock(index);
-	return true;
+	if (LsmCompactLockConditional(index))
+	{
+		PG_TRY();
+		{
+			LsmCompactOnce(index, NULL);
+		}
+		PG_FINALLY();
+		{
+			LsmCompactUnlock(index);
+		}
+		PG_END_TRY();
+	}
 }
 
-/* Insert one encoded entry. */
+/* How long a stalled insert waits for a worker before doing the work itself. */
+#define LSM_STALL_SELF_SERVE_MS	1000
+
+/*
+ * Insert one encoded entry.
+ *
+ * A full memtable becomes immutable and a fresh one takes the entry (a
+ * metapage record, no I/O wait); a worker flushes it.  Backpressure, as
+ * RocksDB: with lsm_am.l0_slowdown_trigger level-0 runs each insert sleeps a
+ * little; with all LSM_MAX_IMM immutable memtables waiting, or
+ * lsm_am.l0_stop_trigger level-0 runs, inserts wait for the workers; if no
+ * worker can be had (or none came for a second) the backend does the work.
+ */
 void
 LsmInsertKey(Relation index, const uint8 *key, int len)
 {
-	bool		soft_full = false;
+	TimestampTz stall_start = 0;
+	bool		counted = false;
+	bool		self_serve = false;
+	int			slowdown = 0;
 
 	for (;;)
 	{
 		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+		bool		stall = false;
 		LsmStatus	st;
+		int64		wal0;
 
-		if (!soft_full && LsmMemtableFull(index, slot, len))
+		if (LsmMemtableFull(index, slot, len))
 		{
-			LsmSlotRelease(index, slot);
-			if (!LsmFlushForInsert(index, len, false))
-				soft_full = true;	/* maintenance busy: go over the limit */
-			continue;
+			if (slot->nimm < LSM_MAX_IMM)
+				LsmSwitchMemtable(index, slot);
+			else
+				stall = true;	/* too many memtables wait */
 		}
-		if (!LsmEnsureChunkRoom(slot, len, true))
+		if (slot->l0_runs >= (uint32) lsm_l0_stop_trigger)
+			stall = true;
+		if (!stall && !LsmEnsureChunkRoom(slot, &slot->mt, len, true))
 		{
-			bool		have = slot->mt.nentries > 0;
-
-			LsmSlotRelease(index, slot);
-			if (have)
+			if (slot->mt.nentries == 0 && slot->nimm == 0)
 			{
-				LsmFlushForInsert(index, len, true);
+				LsmSlotRelease(index, slot);
+				ereport(ERROR,
+						(errcode(ERRCODE_OUT_OF_MEMORY),
+						 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
+								RelationGetRelationName(index)),
+						 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
+						 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
+			}
+			if (slot->mt.nentries > 0 && slot->nimm < LSM_MAX_IMM)
+			{
+				LsmSwitchMemtable(index, slot);
+				LsmSlotRelease(index, slot);
 				continue;
 			}
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
-							RelationGetRelationName(index)),
-					 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
-					 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
+			stall = true;		/* memory comes back when a flush ends */
 		}
 
+		if (stall)
+		{
+			bool		serve;
+
+			if (!counted)
+			{
+				slot->stalls_stop++;
+				counted = true;
+				stall_start = GetCurrentTimestamp();
+			}
+			pg_atomic_fetch_or_u32(&slot->pending,
+								   slot->nimm > 0 ? LSM_WORK_FLUSH : LSM_WORK_COMPACT);
+			LsmSlotRelease(index, slot);
+			LsmWakeWorkers(MyDatabaseId);
+			serve = !LsmWorkersAvailable(MyDatabaseId) ||
+				TimestampDifferenceExceeds(stall_start, GetCurrentTimestamp(),
+										   LSM_STALL_SELF_SERVE_MS);
+			if (serve)
+				LsmSelfServe(index);
+			else
+				(void) ConditionVariableTimedSleep(&slot->cv, 10, PG_WAIT_EXTENSION);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		ConditionVariableCancelSleep();
+
+		if (slot->l0_runs >= (uint32) lsm_l0_slowdown_trigger)
+		{
+			slowdown = slot->l0_runs - lsm_l0_slowdown_trigger + 1;
+			slot->stalls_slowdown++;
+		}
+		if (counted)
+		{
+			long		secs;
+			int			usecs;
+
+			TimestampDifference(stall_start, GetCurrentTimestamp(), &secs, &usecs);
+			slot->stall_us += (uint64) secs * 1000000 + usecs;
+		}
+
+		wal0 = pgWalUsage.wal_bytes;
 		LsmLogAppend(index, slot, key, len);
 		st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, key, len);
 		if (st != LSM_OK)
@@ -101,9 +174,20 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 			LsmSlotRelease(index, slot);
 			LsmReportStatus(index, st, "inserting into the memtable");
 		}
+		slot->wal_log += pgWalUsage.wal_bytes - wal0;
+		self_serve = slot->nimm > 0 && !LsmWorkersAvailable(MyDatabaseId);
 		LsmSlotRelease(index, slot);
-		return;
+		break;
 	}
+
+	if (slowdown > 0)
+	{
+		/* 100 us per level-0 run over the trigger, at most 10 ms */
+		pg_usleep(Min(slowdown * 100L, 10000L));
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (self_serve)
+		LsmSelfServe(index);
 }
 
 /* aminsert */

@@ -81,28 +81,32 @@ LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref)
 	c->ref = *ref;
 }
 
-/* Find the first data page to visit; false if the run can be skipped. */
+/*
+ * Find the first data page to visit; false if the run can be skipped.  The
+ * header and fence pages come from the backend's run cache (lsmbloom.c), so
+ * a lookup reads only data pages.
+ */
 static bool
 LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 				  const LsmRange *range)
 {
-	uint8	   *content = palloc(BLCKSZ);
+	LsmRunCacheEntry *e = LsmRunCacheGet(index, &c->ref);
+	LsmRunHeader hdr = e->hdr;
 	uint8		succ[LSM_MAX_KEY_SIZE + 1];
 	int			succlen = 0;
-	LsmRunHeader hdr;
 	LsmFindMode mode;
 	const uint8 *target = NULL;
 	size_t		tlen = 0;
-	int			len;
+	const uint8 *content = e->header;
+	int			len = e->header_len;
 	uint32		child;
 	int			is_data;
 	bool		is_header = true;
 	int			depth = 0;
 
-	len = LsmReadRunPage(index, &c->ref, 0, LSM_PK_RUN_HEADER, content);
-	LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), "reading a run header");
 	c->ndata = hdr.ndata_pages;
-	if (hdr.ndata_pages == 0 || hdr.npages != c->ref.npages)
+	if (hdr.ndata_pages == 0 ||
+		hdr.npages != (c->ref.bloom_nblocks > 0 ? c->ref.bloom_start : c->ref.npages))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\": run %u header does not match the manifest",
@@ -111,15 +115,20 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 
 	/* skip by key range */
 	if (range->lo && LsmKeyCmp(hdr.max_key, hdr.max_key_len, range->lo, range->lolen) < 0)
-	{
-		pfree(content);
 		return false;
-	}
 	if (range->hi &&
 		memcmp(hdr.min_key, range->hi, Min(hdr.min_key_len, (size_t) range->hilen)) > 0)
-	{
-		pfree(content);
 		return false;
+
+	/* then by filter */
+	if (c->bloom_check)
+	{
+		c->probed = true;
+		if (!LsmRunCacheMayContain(e, &c->ref, c->bloom_hash))
+		{
+			c->filtered = true;
+			return false;
+		}
 	}
 
 	if (!backward)
@@ -145,16 +154,16 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 					   "searching a fence page");
 		if (is_data)
 			break;
-		if (++depth > 32)
+		if (++depth > 32 || child < e->fence_first || child - e->fence_first >= e->nfence)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\": run %u has a cyclic fence tree",
+					 errmsg("index \"%s\": run %u has a broken fence tree",
 							RelationGetRelationName(index), c->ref.run_id),
 					 errhint("REINDEX the index.")));
-		len = LsmReadRunPage(index, &c->ref, child, LSM_PK_RUN_FENCE, content);
+		content = e->fence[child - e->fence_first];
+		len = e->fence_len[child - e->fence_first];
 		is_header = false;
 	}
-	pfree(content);
 	if (child < 1 || child > c->ndata)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -210,6 +219,21 @@ LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 	len = LsmReadRunPage(index, &c->ref, c->cur, LSM_PK_RUN_DATA, content);
 	LsmCheckStatus(index, lsm_batch_add_datapage(batch, content, len),
 				   "reading a data page");
+	c->data_pages++;
+	if (c->bloom_check && !c->matched)
+	{
+		/* did this page hold a key in the scan's range? (false positives) */
+		for (size_t i = 0; i < lsm_batch_count(batch) && !c->matched; i++)
+		{
+			const uint8 *k;
+			size_t		l;
+
+			lsm_batch_get(batch, i, &k, &l);
+			if ((!range->lo || LsmKeyCmp(k, l, range->lo, range->lolen) >= 0) &&
+				(!range->hi || memcmp(k, range->hi, Min(l, (size_t) range->hilen)) <= 0))
+				c->matched = true;
+		}
+	}
 	return true;
 }
 
@@ -227,89 +251,65 @@ LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 }
 
 /*
- * Size-tiered merge after a flush, when there are more than lsm_am.max_runs
- * runs: merge the newest runs, pulling in the next older run while it is not
- * much larger than what is being merged (<= 2x) or while too many runs would
- * remain.  Runs thus form tiers of geometrically growing size and each entry
- * is rewritten O(log n) times, instead of every run being rewritten at every
- * merge.  (The Merge issue replaces this with leveled/tiered policies run by
- * background workers.)  REQUIRES: maintenance lock, slot lock exclusive.
+ * Copy a run's smallest and largest key out of its header page (palloc'd).
  */
 void
-LsmMergeIfNeeded(Relation index, LsmSlot *slot)
+LsmReadRunBounds(Relation index, const LsmRunRef *ref,
+				 uint8 **min, int *minlen, uint8 **max, int *maxlen)
 {
-	LsmMetaPageData meta;
-	LsmRunRef  *runs;
-	int			first;
-	uint64		merged;
+	uint8	   *content = palloc(BLCKSZ);
+	LsmRunHeader hdr;
+	int			len;
 
-	LsmReadMeta(index, &meta, &runs);
-	if ((int) meta.nruns <= lsm_max_runs)
-		return;
-	/* the manifest lists runs oldest first: merge runs[first .. nruns-1] */
-	first = meta.nruns - 1;
-	merged = runs[first].nentries;
-	while (first > 0 &&
-		   (runs[first - 1].nentries <= 2 * merged ||
-			first > lsm_max_runs / 2))
-	{
-		first--;
-		merged += runs[first].nentries;
-	}
-	if (first < (int) meta.nruns - 1)
-		LsmMergeRuns(index, slot, first);
-}
-
-/* Merge every run into one (lsm_am.compact). */
-void
-LsmMergeAll(Relation index, LsmSlot *slot)
-{
-	LsmMergeRuns(index, slot, 0);
+	len = LsmReadRunPage(index, ref, 0, LSM_PK_RUN_HEADER, content);
+	LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), "reading a run header");
+	*min = palloc(hdr.min_key_len + 1);
+	memcpy(*min, hdr.min_key, hdr.min_key_len);
+	*minlen = hdr.min_key_len;
+	*max = palloc(hdr.max_key_len + 1);
+	memcpy(*max, hdr.max_key, hdr.max_key_len);
+	*maxlen = hdr.max_key_len;
+	pfree(content);
 }
 
 /*
- * Merge the runs from manifest position first to the newest: stream them
- * through the merging iterator into one new level-1 run, then publish it and
- * retire the inputs with one metapage record.  Memory is bounded by one page
- * per input run.  The retired runs' pages are not reused yet (see
- * doc/impl.md, "Merging").
- * REQUIRES: maintenance lock, slot lock exclusive (it extends the relation).
+ * Merge the runs inputs[0..nin) into one new run at level: stream them
+ * through the merging iterator into a run writer (memory: one page per
+ * input, plus the output's filter).  Fills *out (unpublished; the caller
+ * publishes it).  Returns false if stop() made it give up (the reservation
+ * is cancelled).  REQUIRES: compaction lock.
  */
-void
-LsmMergeRuns(Relation index, LsmSlot *slot, int first)
+bool
+LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
+			 LsmStopCallback stop, LsmRunRef *out)
 {
-	LsmMetaPageData meta;
-	LsmRunRef  *runs;
 	LsmRunCursor *cursors;
 	LsmMerge   *m = NULL;
 	LsmRunWriter w;
-	LsmRunRef	ref;
 	LsmRange	range = {0};
 	uint64		written = 0;
-	Buffer		metabuf;
-	GenericXLogState *state;
-	Page		metapage;
-	LsmMetaPageData *mp;
-	int			nin;
+	uint64		est_pages = 4;
+	uint64		est_keys = 0;
+	bool		stopped = false;
 
-	LsmReadMeta(index, &meta, &runs);
-	if (first < 0 || first >= (int) meta.nruns)
-		return;
-	runs += first;
-	nin = meta.nruns - first;
-	if (nin < 2 && first == 0 && (nin == 0 || runs[0].level == 1))
-		return;					/* already one run */
-	cursors = palloc(sizeof(LsmRunCursor) * nin);
+	cursors = palloc(sizeof(LsmRunCursor) * Max(nin, 1));
 	for (int i = 0; i < nin; i++)
-		LsmRunCursorInit(&cursors[i], &runs[i]);
+	{
+		LsmRunCursorInit(&cursors[i], &inputs[i]);
+		est_pages += inputs[i].npages;
+		est_keys += inputs[i].nentries;
+	}
+	memset(&w, 0, sizeof(w));
+	memset(out, 0, sizeof(*out));
 
 	LsmCheckStatus(index, lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m),
 				   "starting a merge");
-	w.builder = NULL;
 	PG_TRY();
 	{
-		LsmRunWriterBegin(&w, index, meta.next_run_id, true);
-		for (;;)
+		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT,
+						  (uint32) Min(est_pages, MaxBlockNumber / 4), est_keys, true);
+		w.stop = stop;
+		while (!w.stopped)
 		{
 			const uint8 *key;
 			size_t		len;
@@ -327,8 +327,9 @@ LsmMergeRuns(Relation index, LsmSlot *slot, int first)
 			LsmRunWriterAdd(&w, key, (int) len);
 			written++;
 		}
-		if (written > 0)
-			LsmRunWriterFinish(&w, &ref, 1);
+		stopped = w.stopped;
+		if (!stopped && written > 0)
+			LsmRunWriterFinish(&w, out, level);
 		else
 			LsmRunWriterAbandon(&w);
 	}
@@ -340,38 +341,11 @@ LsmMergeRuns(Relation index, LsmSlot *slot, int first)
 	}
 	PG_END_TRY();
 	lsm_merge_destroy(m);
-
-	/* publish: the inputs go, the output comes, in one record */
-	metabuf = ReadBuffer(index, LSM_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	state = GenericXLogStart(index);
-	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-	mp = LsmPageGetMeta(metapage);
-	{
-		int			keep = 0;
-
-		/* runs added since we read the manifest (none: we hold the locks) */
-		for (int i = 0; i < (int) mp->nruns; i++)
-		{
-			bool		merged = false;
-
-			for (int j = 0; j < nin; j++)
-				if (mp->runs[i].run_id == runs[j].run_id)
-					merged = true;
-			if (!merged)
-				mp->runs[keep++] = mp->runs[i];
-		}
-		mp->nruns = keep;
-		if (written > 0)
-		{
-			mp->runs[mp->nruns++] = ref;
-			mp->next_run_id++;
-		}
-		mp->nmerges++;
-		((PageHeader) metapage)->pd_lower = LSM_CONTENT_OFFSET +
-			offsetof(LsmMetaPageData, runs) + mp->nruns * sizeof(LsmRunRef);
-	}
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(metabuf);
 	pfree(cursors);
+	if (stopped)
+	{
+		LsmReserveCancel(index, LSM_RESV_COMPACT);
+		return false;
+	}
+	return true;
 }

@@ -61,11 +61,17 @@ typedef struct LsmScanOpaqueData
 	bool		backward;
 	Buffer		metapin;
 	LsmMerge   *merge;
-	LsmBatch   *mtcopy;			/* the memtable's entries in range */
-	bool		mtfed;
+	int			nmt;			/* memtables copied (active + immutable) */
+	LsmBatch   *mtcopy[1 + LSM_MAX_IMM];	/* their entries in range */
+	bool		mtfed[1 + LSM_MAX_IMM];
 	int			nruns;
 	LsmRunCursor *cursors;
 	int64		nreturned;
+	/* equality on leading columns: bloom filters apply */
+	Relation	index;
+	int			eq_cols;
+	uint8	   *eq_prefix;
+	int			eq_len[INDEX_MAX_KEYS];	/* prefix bytes of the first i+1 */
 } LsmScanOpaqueData;
 
 typedef LsmScanOpaqueData *LsmScanOpaque;
@@ -85,6 +91,7 @@ lsmbeginscan(Relation r, int nkeys, int norderbys)
 	so->tupctx = AllocSetContextCreate(CurrentMemoryContext, "lsm scan tuple",
 									   ALLOCSET_SMALL_SIZES);
 	so->metapin = InvalidBuffer;
+	so->index = r;
 	scan->opaque = so;
 	scan->xs_itupdesc = RelationGetDescr(r);
 	return scan;
@@ -101,19 +108,67 @@ LsmScanFreeCore(void *arg)
 
 	lsm_merge_destroy(so->merge);
 	so->merge = NULL;
-	lsm_batch_destroy(so->mtcopy);
-	so->mtcopy = NULL;
+	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
+	{
+		lsm_batch_destroy(so->mtcopy[i]);
+		so->mtcopy[i] = NULL;
+	}
+	so->nmt = 0;
+}
+
+/* Add the lookup counters of the finished scan to the index's slot. */
+static void
+LsmScanTally(LsmScanOpaque so)
+{
+	LsmRelCache *cache;
+	LsmSlot    *slot;
+	uint64		probes = 0,
+				negatives = 0,
+				falsepos = 0,
+				pages = 0;
+
+	if (!so->started || so->cursors == NULL || lsm_shared == NULL)
+		return;
+	cache = (LsmRelCache *) so->index->rd_amcache;
+	if (cache == NULL || cache->slot < 0)
+		return;
+	slot = &lsm_shared->slots[cache->slot];
+	if (slot->generation != cache->generation)
+		return;
+	for (int i = 0; i < so->nruns; i++)
+	{
+		LsmRunCursor *c = &so->cursors[i];
+
+		pages += c->data_pages;
+		if (c->probed)
+		{
+			probes++;
+			if (c->filtered)
+				negatives++;
+			else if (!c->matched)
+				falsepos++;
+		}
+	}
+	if (so->eq_cols > 0)
+		pg_atomic_fetch_add_u64(&slot->lookups, 1);
+	pg_atomic_fetch_add_u64(&slot->filter_probes, probes);
+	pg_atomic_fetch_add_u64(&slot->filter_negatives, negatives);
+	pg_atomic_fetch_add_u64(&slot->filter_false_positives, falsepos);
+	pg_atomic_fetch_add_u64(&slot->data_pages_read, pages);
 }
 
 /* Drop the snapshot and iterator of the previous scan. */
 static void
 LsmScanReset(LsmScanOpaque so)
 {
+	LsmScanTally(so);
+	so->eq_cols = 0;
+	so->eq_prefix = NULL;
 	if (BufferIsValid(so->metapin))
 		ReleaseBuffer(so->metapin);
 	so->metapin = InvalidBuffer;
 	so->started = false;
-	so->mtfed = false;
+	memset(so->mtfed, 0, sizeof(so->mtfed));
 	so->nruns = 0;
 	so->cursors = NULL;
 	so->empty = false;
@@ -202,6 +257,8 @@ LsmScanPrepare(IndexScanDesc scan)
 		if (eq)
 		{
 			appendBinaryStringInfo(&prefix, (char *) eq->seg, eq->seglen);
+			so->eq_len[col] = prefix.len;
+			so->eq_cols = col + 1;
 			continue;
 		}
 		for (int i = 0; i < so->nkeys; i++)
@@ -234,6 +291,7 @@ LsmScanPrepare(IndexScanDesc scan)
 		}
 		break;
 	}
+	so->eq_prefix = (uint8 *) prefix.data;
 	have_lo = prefix.len > 0 || loseg != NULL;
 	have_hi = prefix.len > 0 || hiseg != NULL;
 	if (have_lo)
@@ -297,14 +355,19 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	cb->arg = so;
 	MemoryContextRegisterResetCallback(so->scanctx, cb);
 
-	LsmCheckStatus(index, lsm_batch_create(&so->mtcopy), "starting a scan");
+	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
+		LsmCheckStatus(index, lsm_batch_create(&so->mtcopy[i]), "starting a scan");
 	slot = LsmSlotAcquire(index, LW_SHARED);
+	st = LSM_OK;
 	PG_TRY();
 	{
 		LsmReadMeta(index, &meta, &runs);
-		st = lsm_memtable_copy_range(lsm_shared->arena, &slot->mt,
-									 so->range.lo, so->range.lolen,
-									 so->range.hi, so->range.hilen, so->mtcopy);
+		so->nmt = 1 + slot->nimm;
+		for (int i = 0; i < so->nmt && st == LSM_OK; i++)
+			st = lsm_memtable_copy_range(lsm_shared->arena,
+										 i == 0 ? &slot->mt : &slot->imm[i - 1].mt,
+										 so->range.lo, so->range.lolen,
+										 so->range.hi, so->range.hilen, so->mtcopy[i]);
 	}
 	PG_CATCH();
 	{
@@ -319,10 +382,22 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	so->cursors = palloc(sizeof(LsmRunCursor) * Max(meta.nruns, 1));
 	/* newest runs first: ties are impossible (keys are unique) */
 	for (int i = 0; i < (int) meta.nruns; i++)
-		LsmRunCursorInit(&so->cursors[i], &runs[meta.nruns - 1 - i]);
+	{
+		LsmRunCursor *c = &so->cursors[i];
+
+		LsmRunCursorInit(c, &runs[meta.nruns - 1 - i]);
+		/* a point lookup on the filter's columns probes it first */
+		if (c->ref.bloom_nblocks > 0 && c->ref.bloom_cols > 0 &&
+			c->ref.bloom_cols <= so->eq_cols && !so->empty)
+		{
+			c->bloom_check = true;
+			c->bloom_hash = lsm_hash64(so->eq_prefix, so->eq_len[c->ref.bloom_cols - 1],
+									   LSM_BLOOM_SEED);
+		}
+	}
 
 	LsmCheckStatus(index,
-				   lsm_merge_create(1 + so->nruns, backward ? 1 : 0,
+				   lsm_merge_create(so->nmt + so->nruns, backward ? 1 : 0,
 									so->range.lo, so->range.lolen,
 									so->range.hi, so->range.hilen, &so->merge),
 				   "starting a scan");
@@ -415,29 +490,29 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 			return false;
 		if (st == LSM_NEED_PAGE)
 		{
-			if (need == 0)
+			if (need < so->nmt)
 			{
-				LsmBatch   *b = lsm_merge_source_batch(so->merge, 0);
+				LsmBatch   *b = lsm_merge_source_batch(so->merge, need);
 
-				if (so->mtfed)
+				if (so->mtfed[need])
 				{
-					lsm_merge_source_done(so->merge, 0);
+					lsm_merge_source_done(so->merge, need);
 					continue;
 				}
 				lsm_batch_clear(b);
-				for (size_t i = 0; i < lsm_batch_count(so->mtcopy); i++)
+				for (size_t i = 0; i < lsm_batch_count(so->mtcopy[need]); i++)
 				{
 					const uint8 *k;
 					size_t		l;
 
-					lsm_batch_get(so->mtcopy, i, &k, &l);
+					lsm_batch_get(so->mtcopy[need], i, &k, &l);
 					LsmCheckStatus(index, lsm_batch_add_key(b, k, l), "scanning the memtable");
 				}
-				so->mtfed = true;
-				lsm_merge_source_ready(so->merge, 0);
+				so->mtfed[need] = true;
+				lsm_merge_source_ready(so->merge, need);
 			}
 			else
-				LsmFeedRun(index, so->merge, need, &so->cursors[need - 1],
+				LsmFeedRun(index, so->merge, need, &so->cursors[need - so->nmt],
 						   so->backward, &so->range);
 			continue;
 		}

@@ -50,6 +50,7 @@ void
 LsmShmemRequest(void)
 {
 	RequestAddinShmemSpace(LsmSharedSize());
+	RequestAddinShmemSpace(LsmWorkerShmemSize());
 	RequestNamedLWLockTranche(LSM_TRANCHE, 2 + lsm_max_indexes);
 }
 
@@ -78,11 +79,21 @@ LsmShmemStartup(void)
 			elog(FATAL, "lsm_am: could not initialise the memtable arena: %s",
 				 lsm_status_message(st));
 		for (int i = 0; i < lsm_max_indexes; i++)
+		{
 			lsm_memtable_init(&lsm_shared->slots[i].mt);
+			pg_atomic_init_u32(&lsm_shared->slots[i].pending, 0);
+			pg_atomic_init_u64(&lsm_shared->slots[i].lookups, 0);
+			pg_atomic_init_u64(&lsm_shared->slots[i].filter_probes, 0);
+			pg_atomic_init_u64(&lsm_shared->slots[i].filter_negatives, 0);
+			pg_atomic_init_u64(&lsm_shared->slots[i].filter_false_positives, 0);
+			pg_atomic_init_u64(&lsm_shared->slots[i].data_pages_read, 0);
+			ConditionVariableInit(&lsm_shared->slots[i].cv);
+		}
 	}
 	lsm_shared->map_lock = &locks[0].lock;
 	lsm_shared->arena_lock = &locks[1].lock;
 	LWLockRelease(AddinShmemInitLock);
+	LsmWorkerShmemInit();
 }
 
 /* ERROR unless the library was loaded through shared_preload_libraries. */
@@ -102,24 +113,58 @@ LsmSlotLock(int slotno)
 	return &GetNamedLWLockTranche(LSM_TRANCHE)[2 + slotno].lock;
 }
 
-/* Forget a slot's memtable.  REQUIRES: slot lock exclusive. */
+/* Give a memtable's chunks back to the arena.  REQUIRES: its slot's lock. */
 void
-LsmSlotReset(LsmSlot *slot)
+LsmMemtableFree(LsmMemtable *mt)
 {
-	if (slot->mt.nchunks > 0)
+	if (mt->nchunks > 0)
 	{
 		LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
-		lsm_memtable_release(lsm_shared->arena, &slot->mt);
+		lsm_memtable_release(lsm_shared->arena, mt);
 		LWLockRelease(lsm_shared->arena_lock);
 	}
-	lsm_memtable_init(&slot->mt);
+	lsm_memtable_init(mt);
+}
+
+/* Forget the active memtable. */
+static void
+LsmSlotResetActive(LsmSlot *slot)
+{
+	LsmMemtableFree(&slot->mt);
 	slot->loaded = false;
-	slot->in_recovery = false;
 	slot->log_epoch = 0;
 	slot->log_head = InvalidBlockNumber;
 	slot->log_tail = InvalidBlockNumber;
 	slot->log_tail_off = 0;
 	slot->log_pages = 0;
+}
+
+/*
+ * Forget every memtable of the slot.  REQUIRES: slot lock exclusive, no pins
+ * (a pinned slot keeps its immutable memtables).
+ */
+void
+LsmSlotReset(LsmSlot *slot)
+{
+	LsmSlotResetActive(slot);
+	if (slot->pins == 0)
+	{
+		for (int i = 0; i < slot->nimm; i++)
+			LsmMemtableFree(&slot->imm[i].mt);
+		slot->nimm = 0;
+	}
+	slot->in_recovery = false;
+}
+
+uint32
+LsmCountLevel0(const LsmMetaPageData *meta)
+{
+	uint32		n = 0;
+
+	for (int i = 0; i < (int) meta->nruns; i++)
+		if (meta->runs[i].level == 0)
+			n++;
+	return n;
 }
 
 /* This backend's cached description of an index (key encoding, slot). */
@@ -198,12 +243,28 @@ LsmSlotAssign(Relation index, uint32 *generation)
 			if (victim < 0)
 				break;
 			s = &lsm_shared->slots[victim];
-			if (LWLockConditionalAcquire(LsmSlotLock(victim), LW_EXCLUSIVE))
+			if (LWLockConditionalAcquire(LsmSlotLock(victim), LW_EXCLUSIVE) &&
+				s->pins > 0)
+				LWLockRelease(LsmSlotLock(victim));
+			else if (s->pins == 0 && LWLockHeldByMe(LsmSlotLock(victim)))
 			{
 				LsmSlotReset(s);
+				s->instance_id = 0;
+				s->l0_runs = 0;
+				s->vacuum_waiting = false;
+				s->stalls_slowdown = s->stalls_stop = s->stall_us = 0;
+				s->self_flushes = 0;
+				s->wal_log = s->wal_flush = s->wal_compact = 0;
+				pg_atomic_write_u64(&s->lookups, 0);
+				pg_atomic_write_u64(&s->filter_probes, 0);
+				pg_atomic_write_u64(&s->filter_negatives, 0);
+				pg_atomic_write_u64(&s->filter_false_positives, 0);
+				pg_atomic_write_u64(&s->data_pages_read, 0);
 				s->dbid = dbid;
 				s->spcid = spc;
 				s->relnumber = rn;
+				s->indexoid = RelationGetRelid(index);
+				pg_atomic_write_u32(&s->pending, 0);
 				s->generation++;
 				s->last_used = pg_atomic_fetch_add_u64(&lsm_shared->clock, 1);
 				LWLockRelease(LsmSlotLock(victim));
@@ -265,137 +326,278 @@ LsmSlotCatchUp(Relation index, LsmSlot *slot, LsmRelCache *cache)
 	PG_END_TRY();
 }
 
+/*
+ * Replay log chain epoch into mt from (*blk, *off) to its end, advancing
+ * *blk, *off and *pages.  Returns false if a page is not of the chain (a
+ * standby replayed a flush that retired it: the caller starts over).
+ */
+static bool
+LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
+			   BlockNumber *blk, uint16 *off, uint32 *pages)
+{
+	while (BlockNumberIsValid(*blk))
+	{
+		Buffer		buf = ReadBuffer(index, *blk);
+		Page		page;
+		LsmPageOpaque op;
+		uint16		lower;
+		BlockNumber next;
+		char	   *copy;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		op = LsmPageGetOpaque(page);
+		if (PageIsNew(page) || op->kind != LSM_PK_LOG || op->owner != epoch ||
+			op->page_id != LSM_PAGE_ID)
+		{
+			UnlockReleaseBuffer(buf);
+			return false;
+		}
+		lower = ((PageHeader) page)->pd_lower;
+		next = op->next;
+		if (lower > BLCKSZ || *off > lower || *off < LSM_CONTENT_OFFSET)
+		{
+			UnlockReleaseBuffer(buf);
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a corrupted log page %u",
+							RelationGetRelationName(index), *blk),
+					 errhint("REINDEX the index.")));
+		}
+		copy = palloc(lower - *off + 1);
+		memcpy(copy, (char *) page + *off, lower - *off);
+		UnlockReleaseBuffer(buf);
+
+		for (int pos = 0; pos < lower - *off;)
+		{
+			uint16		len;
+
+			memcpy(&len, copy + pos, sizeof(uint16));
+			if (len == 0 || pos + LSM_LOG_ENTRY_HDR + len > lower - *off)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" has a corrupted log entry on page %u",
+								RelationGetRelationName(index), *blk),
+						 errhint("REINDEX the index.")));
+			LsmMemtableAddOrError(index, slot, mt,
+								  (uint8 *) copy + pos + LSM_LOG_ENTRY_HDR, len);
+			pos += LSM_LOG_ENTRY_HDR + len;
+		}
+		pfree(copy);
+		*off = lower;
+		if (!BlockNumberIsValid(next))
+			break;
+		*blk = next;
+		*off = LSM_CONTENT_OFFSET;
+		(*pages)++;
+	}
+	return true;
+}
+
+/* Position of epoch in meta->imm[], or -1. */
+static int
+LsmMetaImmIndex(const LsmMetaPageData *meta, uint32 epoch)
+{
+	for (int k = 0; k < (int) meta->nimm; k++)
+		if (meta->imm[k].epoch == epoch)
+			return k;
+	return -1;
+}
+
+/* Load immutable chain k of meta into the slot (all or nothing). */
+static bool
+LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int k)
+{
+	LsmImmutable im;
+	BlockNumber blk = meta->imm[k].head;
+	uint16		off = LSM_CONTENT_OFFSET;
+	bool		ok;
+	int			pos;
+
+	memset(&im, 0, sizeof(im));
+	lsm_memtable_init(&im.mt);
+	im.epoch = meta->imm[k].epoch;
+	im.head = meta->imm[k].head;
+	im.pages = BlockNumberIsValid(blk) ? 1 : 0;
+	PG_TRY();
+	{
+		ok = LsmReplayChain(index, slot, &im.mt, im.epoch, &blk, &off, &im.pages);
+	}
+	PG_CATCH();
+	{
+		LsmMemtableFree(&im.mt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!ok || slot->nimm >= LSM_MAX_IMM)
+	{
+		LsmMemtableFree(&im.mt);
+		return false;
+	}
+	/* keep the slot's list in epoch order, as the metapage's */
+	for (pos = slot->nimm; pos > 0 && slot->imm[pos - 1].epoch > im.epoch; pos--)
+		slot->imm[pos] = slot->imm[pos - 1];
+	slot->imm[pos] = im;
+	slot->nimm++;
+	return true;
+}
+
+/*
+ * Make the slot mirror the metapage: drop immutable memtables that were
+ * flushed, turn the active memtable into an immutable one after a switch,
+ * load immutable chains it lacks, and replay the active chain to its end.
+ */
 static void
 LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 {
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+
 	for (;;)
 	{
-		LsmMetaPageData meta;
-		BlockNumber blk;
-		uint16		off;
-
 		/* before reading: a promotion after this point is caught below */
 		bool		rec = RecoveryInProgress();
+		bool		restart = false;
 
-		LsmReadMeta(index, &meta, NULL);
-		if (!slot->loaded || slot->instance_id != meta.instance_id ||
-			slot->log_epoch != meta.log_epoch || slot->log_head != meta.log_head)
+		LsmReadMeta(index, meta, NULL);
+		slot->l0_runs = LsmCountLevel0(meta);
+		if (slot->instance_id != meta->instance_id)
 		{
 			LsmSlotReset(slot);
-			slot->instance_id = meta.instance_id;
-			slot->log_epoch = meta.log_epoch;
-			slot->log_head = meta.log_head;
-			slot->log_tail = meta.log_head;
-			slot->log_tail_off = LSM_CONTENT_OFFSET;
-			slot->log_pages = BlockNumberIsValid(meta.log_head) ? 1 : 0;
-			slot->loaded = true;
+			slot->instance_id = meta->instance_id;
 		}
 
-		blk = slot->log_tail;
-		off = slot->log_tail_off;
-		while (BlockNumberIsValid(blk))
+		/* 1. immutable memtables that were flushed meanwhile */
+		for (int i = 0; i < slot->nimm;)
 		{
-			Buffer		buf = ReadBuffer(index, blk);
-			Page		page;
-			LsmPageOpaque op;
-			uint16		lower;
-			BlockNumber next;
-			char	   *copy;
-
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buf);
-			op = LsmPageGetOpaque(page);
-			if (PageIsNew(page) || op->kind != LSM_PK_LOG || op->owner != slot->log_epoch)
+			if (LsmMetaImmIndex(meta, slot->imm[i].epoch) < 0 &&
+				!(i == 0 && slot->pins > 0))
 			{
-				LsmMetaPageData again;
-
-				UnlockReleaseBuffer(buf);
-				slot->loaded = false;
-
-				/*
-				 * On a standby a replayed flush resets the chain under us:
-				 * start over.  If the metapage still names this epoch and
-				 * head, the page is simply wrong (the metapage update and
-				 * the head page's re-initialisation are one WAL record).
-				 */
-				LsmReadMeta(index, &again, NULL);
-				if (again.log_epoch == slot->log_epoch && again.log_head == slot->log_head)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" has a corrupted log page %u",
-									RelationGetRelationName(index), blk),
-							 errdetail("Expected a log page of epoch %u.", slot->log_epoch),
-							 errhint("REINDEX the index.")));
-				break;
+				LsmMemtableFree(&slot->imm[i].mt);
+				memmove(&slot->imm[i], &slot->imm[i + 1],
+						sizeof(LsmImmutable) * (slot->nimm - i - 1));
+				slot->nimm--;
 			}
-			lower = ((PageHeader) page)->pd_lower;
-			next = op->next;
-			if (lower > BLCKSZ || off > lower)
+			else
+				i++;
+		}
+
+		/* 2. the active memtable became immutable (a switch was replayed) */
+		if (slot->loaded && slot->log_epoch != 0 &&
+			LsmMetaImmIndex(meta, slot->log_epoch) >= 0 &&
+			slot->nimm < LSM_MAX_IMM)
+		{
+			bool		have = false;
+
+			for (int i = 0; i < slot->nimm; i++)
+				have |= slot->imm[i].epoch == slot->log_epoch;
+			if (!have)
 			{
-				UnlockReleaseBuffer(buf);
+				int			k = LsmMetaImmIndex(meta, slot->log_epoch);
+				BlockNumber blk = slot->log_tail;
+				uint16		off = slot->log_tail_off;
+
+				if (!BlockNumberIsValid(blk) && BlockNumberIsValid(meta->imm[k].head))
+				{
+					blk = meta->imm[k].head;
+					off = LSM_CONTENT_OFFSET;
+					slot->log_pages = 1;
+				}
+				if (LsmReplayChain(index, slot, &slot->mt, slot->log_epoch,
+								   &blk, &off, &slot->log_pages))
+				{
+					LsmImmutable *im;
+					int			pos;
+
+					for (pos = slot->nimm; pos > 0 && slot->imm[pos - 1].epoch > slot->log_epoch; pos--)
+						slot->imm[pos] = slot->imm[pos - 1];
+					im = &slot->imm[pos];
+					im->mt = slot->mt;
+					im->epoch = slot->log_epoch;
+					im->head = meta->imm[k].head;
+					im->pages = slot->log_pages;
+					slot->nimm++;
+					lsm_memtable_init(&slot->mt);
+				}
+				LsmSlotResetActive(slot);
+			}
+		}
+
+		/* 3. immutable chains the slot lacks */
+		for (int k = 0; k < (int) meta->nimm && !restart; k++)
+		{
+			bool		have = false;
+
+			for (int i = 0; i < slot->nimm; i++)
+				have |= slot->imm[i].epoch == meta->imm[k].epoch;
+			if (!have && !LsmLoadImmutable(index, slot, meta, k))
+				restart = true;
+		}
+		if (restart)
+		{
+			slot->loaded = false;
+			if (!rec)
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a corrupted log page %u",
-								RelationGetRelationName(index), blk),
+						 errmsg("index \"%s\" has a broken log chain",
+								RelationGetRelationName(index)),
 						 errhint("REINDEX the index.")));
-			}
-			copy = palloc(lower - off);
-			memcpy(copy, (char *) page + off, lower - off);
-			UnlockReleaseBuffer(buf);
-
-			for (int pos = 0; pos < lower - off;)
-			{
-				uint16		len;
-
-				memcpy(&len, copy + pos, sizeof(uint16));
-				if (len == 0 || pos + LSM_LOG_ENTRY_HDR + len > lower - off)
-					ereport(ERROR,
-							(errcode(ERRCODE_INDEX_CORRUPTED),
-							 errmsg("index \"%s\" has a corrupted log entry on page %u",
-									RelationGetRelationName(index), blk),
-							 errhint("REINDEX the index.")));
-				LsmMemtableAddOrError(index, slot,
-									  (uint8 *) copy + pos + LSM_LOG_ENTRY_HDR, len);
-				pos += LSM_LOG_ENTRY_HDR + len;
-			}
-			pfree(copy);
-			slot->log_tail = blk;
-			slot->log_tail_off = lower;
-
-			if (!BlockNumberIsValid(next))
-				break;
-			/* is the next page part of this epoch's chain? */
-			buf = ReadBuffer(index, next);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buf);
-			op = LsmPageGetOpaque(page);
-			if (!PageIsNew(page) && op->kind == LSM_PK_LOG && op->owner == slot->log_epoch)
-			{
-				UnlockReleaseBuffer(buf);
-				blk = next;
-				off = LSM_CONTENT_OFFSET;
-				slot->log_pages++;
-				continue;
-			}
-			UnlockReleaseBuffer(buf);
-			break;
-		}
-		if (!slot->loaded)
 			continue;
-		slot->in_recovery = rec;
+		}
 
-		/* On a standby, a flush may have been replayed meanwhile: recheck. */
-		if (rec)
+		/* 4. the active chain */
+		if (!slot->loaded || slot->log_epoch != meta->active.epoch)
+		{
+			LsmSlotResetActive(slot);
+			slot->log_epoch = meta->active.epoch;
+		}
+		if (!BlockNumberIsValid(slot->log_head) && BlockNumberIsValid(meta->active.head))
+		{
+			slot->log_head = slot->log_tail = meta->active.head;
+			slot->log_tail_off = LSM_CONTENT_OFFSET;
+			slot->log_pages = 1;
+		}
+		else if (slot->log_head != meta->active.head)
+		{
+			LsmSlotResetActive(slot);
+			slot->log_epoch = meta->active.epoch;
+			continue;
+		}
+		if (!LsmReplayChain(index, slot, &slot->mt, slot->log_epoch,
+							&slot->log_tail, &slot->log_tail_off, &slot->log_pages))
 		{
 			LsmMetaPageData again;
 
+			LsmSlotResetActive(slot);
 			LsmReadMeta(index, &again, NULL);
-			if (again.log_epoch != slot->log_epoch || again.log_head != slot->log_head)
-			{
-				slot->loaded = false;
-				continue;
-			}
+			if (!rec && again.active.epoch == meta->active.epoch &&
+				again.active.head == meta->active.head)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" has a corrupted log chain",
+								RelationGetRelationName(index)),
+						 errdetail("Expected log pages of epoch %u.", meta->active.epoch),
+						 errhint("REINDEX the index.")));
+			continue;
 		}
+		slot->loaded = true;
+		slot->in_recovery = rec;
+
+		/* On a standby, a switch or flush may have been replayed meanwhile */
+		if (rec)
+		{
+			LsmMetaPageData again;
+			bool		same;
+
+			LsmReadMeta(index, &again, NULL);
+			same = again.nimm == (uint32) slot->nimm &&
+				again.active.epoch == slot->log_epoch &&
+				again.active.head == slot->log_head;
+			for (int i = 0; same && i < slot->nimm; i++)
+				same = again.imm[i].epoch == slot->imm[i].epoch;
+			if (!same)
+				continue;
+		}
+		pfree(meta);
 		return;
 	}
 }
@@ -481,7 +683,8 @@ LsmEvictOne(LsmSlot *self)
 	{
 		LsmSlot    *s = &lsm_shared->slots[i];
 
-		if (s == self || s->mt.nchunks == 0)
+		if (s == self || s->pins > 0 ||
+			(s->mt.nchunks == 0 && s->nimm == 0))
 			continue;
 		if (s->last_used < oldest)
 		{
@@ -493,6 +696,11 @@ LsmEvictOne(LsmSlot *self)
 		return false;
 	if (!LWLockConditionalAcquire(LsmSlotLock(best), LW_EXCLUSIVE))
 		return false;
+	if (lsm_shared->slots[best].pins > 0)
+	{
+		LWLockRelease(LsmSlotLock(best));
+		return false;
+	}
 	LsmSlotReset(&lsm_shared->slots[best]);
 	LWLockRelease(LsmSlotLock(best));
 	return true;
@@ -505,11 +713,11 @@ LsmEvictOne(LsmSlot *self)
  * REQUIRES: slot lock exclusive.
  */
 bool
-LsmEnsureChunkRoom(LsmSlot *slot, int keylen, bool may_evict)
+LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
 {
 	uint32		need = (uint32) keylen + 64;	/* node header + tower + align */
 
-	if (slot->mt.cur_chunk != 0 && slot->mt.chunk_used + need <= LSM_CHUNK_SIZE)
+	if (mt->cur_chunk != 0 && mt->chunk_used + need <= LSM_CHUNK_SIZE)
 		return true;
 
 	for (int tries = 0; tries < 4; tries++)
@@ -522,7 +730,7 @@ LsmEnsureChunkRoom(LsmSlot *slot, int keylen, bool may_evict)
 		LWLockRelease(lsm_shared->arena_lock);
 		if (st == LSM_OK)
 		{
-			lsm_memtable_add_chunk(lsm_shared->arena, &slot->mt, chunk);
+			lsm_memtable_add_chunk(lsm_shared->arena, mt, chunk);
 			return true;
 		}
 		if (!may_evict || !LsmEvictOne(slot))
@@ -537,17 +745,18 @@ LsmEnsureChunkRoom(LsmSlot *slot, int keylen, bool may_evict)
  * is rebuilt from the log pages later.  REQUIRES: slot lock exclusive.
  */
 void
-LsmMemtableAddOrError(Relation index, LsmSlot *slot, const uint8 *key, int len)
+LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
+					  const uint8 *key, int len)
 {
 	for (;;)
 	{
-		LsmStatus	st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, key, len);
+		LsmStatus	st = lsm_memtable_insert(lsm_shared->arena, mt, key, len);
 
 		if (st == LSM_OK)
 			return;
 		if (st == LSM_NEED_CHUNK)
 		{
-			if (LsmEnsureChunkRoom(slot, len, true))
+			if (LsmEnsureChunkRoom(slot, mt, len, true))
 				continue;
 			slot->loaded = false;
 			ereport(ERROR,

@@ -1,31 +1,35 @@
 /*
- * lsmstore.c — pages and WAL: the metapage, the log chain and sorted runs.
+ * lsmstore.c — pages and WAL: the metapage, page allocation, the log chains
+ * and the run writer.
  *
  * What is WAL-logged and how:
  *  - a log append is one generic WAL record on the tail log page (a delta of
  *    the entry and pd_lower; a full image only for a page's first change
- *    after a checkpoint), plus the new page as a full image when the tail
- *    page is full;
- *  - run pages are written into shared buffers unlogged and then logged as
- *    full page images in batches (log_newpage_range) before the run is
- *    published; until then no reader can reach them, so a crash before
- *    publication only leaves unreferenced pages behind;
- *  - a flush publishes its run with one generic WAL record on the metapage
- *    and the log head page (new log epoch, empty head): the run appears and
- *    the log it replaces disappears atomically.
+ *    after a checkpoint); a new log page is allocated, initialised (full
+ *    image) and linked in one record with the metapage;
+ *  - a run writer first reserves an extent in a metapage record, writes its
+ *    pages into shared buffers unlogged, then logs them as full page images
+ *    (log_newpage_range) before the run is published; until then no reader
+ *    can reach them, and a crash leaves only the reservation, which the next
+ *    writer of the same kind reclaims;
+ *  - publishing a run (lsmmaint.c, lsmbuild.c) is one generic WAL record on
+ *    the metapage: the run appears and whatever it replaces disappears, and
+ *    the replaced pages join the free list, atomically.
  *
- * Log pages are reused: every page carries the log epoch it was written in,
- * and the chain of the current epoch ends at the first page of an older
- * epoch.  A flush only re-initialises the head page; the writer re-initialises
- * the following pages as it reaches them.
+ * Every page below the metapage's nblocks is the metapage, a log page of a
+ * live chain, a page of a run, free, or reserved; lsm_am.check_index()
+ * verifies it (doc/page_format.md, "Page accounting").
  */
 #include "postgres.h"
 
+#include "access/transam.h"
+#include "access/xlog.h"
 #include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "lsm.h"
 
@@ -45,7 +49,7 @@ LsmInitPage(Page page, uint16 kind, uint32 owner)
 	op->page_id = LSM_PAGE_ID;
 }
 
-/* Initialise an empty metapage. */
+/* Initialise an empty metapage: no runs, no log, nothing else allocated. */
 void
 LsmInitMetaPage(Page page, uint64 fingerprint)
 {
@@ -54,7 +58,7 @@ LsmInitMetaPage(Page page, uint64 fingerprint)
 
 	LsmInitPage(page, LSM_PK_META, 0);
 	meta = LsmPageGetMeta(page);
-	memset(meta, 0, offsetof(LsmMetaPageData, runs));
+	memset(meta, 0, sizeof(LsmMetaPageData));
 	meta->magic = LSM_MAGIC;
 	meta->version = LSM_FORMAT_VERSION;
 	meta->key_fingerprint = fingerprint;
@@ -62,18 +66,13 @@ LsmInitMetaPage(Page page, uint64 fingerprint)
 		instance = (uint64) GetCurrentTimestamp() ^ ((uint64) MyProcPid << 32);
 	meta->instance_id = instance;
 	meta->next_run_id = 1;
-	meta->log_epoch = 1;
-	meta->log_head = InvalidBlockNumber;
-	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + offsetof(LsmMetaPageData, runs);
-}
-
-static void
-LsmMetaSetLower(Page page)
-{
-	LsmMetaPageData *meta = LsmPageGetMeta(page);
-
-	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET +
-		offsetof(LsmMetaPageData, runs) + meta->nruns * sizeof(LsmRunRef);
+	meta->active.epoch = 1;
+	meta->active.head = InvalidBlockNumber;
+	meta->next_epoch = 2;
+	for (int i = 0; i < LSM_MAX_IMM; i++)
+		meta->imm[i].head = InvalidBlockNumber;
+	meta->nblocks = 1;
+	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + sizeof(LsmMetaPageData);
 }
 
 /* ERROR unless the locked buffer holds an lsm page of this kind (and owner). */
@@ -104,8 +103,22 @@ LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner)
 				 errhint("REINDEX the index.")));
 }
 
+/* ERROR unless a metapage's content is plausible. */
+static void
+LsmCheckMeta(Relation index, const LsmMetaPageData *meta)
+{
+	if (meta->magic != LSM_MAGIC || meta->version != LSM_FORMAT_VERSION ||
+		meta->nruns > LSM_MAX_RUNS || meta->nfree > LSM_MAX_FREE ||
+		meta->nimm > LSM_MAX_IMM || meta->nblocks < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a corrupted metapage",
+						RelationGetRelationName(index)),
+				 errhint("REINDEX the index.")));
+}
+
 /*
- * Copy the metapage header (and, if runs_out, a palloc'd copy of the run
+ * Copy the metapage content (and, if runs_out, a palloc'd copy of the run
  * list) under a share lock.
  */
 void
@@ -117,22 +130,330 @@ LsmReadMeta(Relation index, LsmMetaPageData *meta_out, LsmRunRef **runs_out)
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	LsmCheckPage(index, buf, LSM_PK_META, 0);
 	meta = LsmPageGetMeta(BufferGetPage(buf));
-	if (meta->magic != LSM_MAGIC || meta->nruns > LSM_MAX_RUNS)
-	{
-		UnlockReleaseBuffer(buf);
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a corrupted metapage",
-						RelationGetRelationName(index)),
-				 errhint("REINDEX the index.")));
-	}
-	memcpy(meta_out, meta, offsetof(LsmMetaPageData, runs));
+	memcpy(meta_out, meta, sizeof(LsmMetaPageData));
+	UnlockReleaseBuffer(buf);
+	LsmCheckMeta(index, meta_out);
 	if (runs_out)
 	{
-		*runs_out = palloc(sizeof(LsmRunRef) * Max(meta->nruns, 1));
-		memcpy(*runs_out, meta->runs, sizeof(LsmRunRef) * meta->nruns);
+		*runs_out = palloc(sizeof(LsmRunRef) * Max(meta_out->nruns, 1));
+		memcpy(*runs_out, meta_out->runs, sizeof(LsmRunRef) * meta_out->nruns);
 	}
-	UnlockReleaseBuffer(buf);
+}
+
+/* Lock the metapage exclusively and check it; returns the buffer. */
+Buffer
+LsmLockMeta(Relation index)
+{
+	Buffer		buf = ReadBuffer(index, LSM_METAPAGE_BLKNO);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	LsmCheckPage(index, buf, LSM_PK_META, 0);
+	LsmCheckMeta(index, LsmPageGetMeta(BufferGetPage(buf)));
+	return buf;
+}
+
+/* ------------------------------------------------------------------------
+ * Page allocation: the free list, reservations and the end of the index.
+ *
+ * All of it lives in the metapage and changes only inside a generic WAL
+ * record on the metapage, so it is crash-safe and replicated.  Pages of a
+ * retired run are reusable once no snapshot older than the retirement can
+ * exist (btree's safexid rule), since a scan that started before may still
+ * read them; pages of retired log chains and of abandoned reservations are
+ * read by nobody and are reusable at once.
+ * ------------------------------------------------------------------------ */
+
+/* Stamp for pages retired now that scans may still read. */
+uint64
+LsmRetireStamp(void)
+{
+	return U64FromFullTransactionId(ReadNextFullTransactionId());
+}
+
+static bool
+LsmExtentReusable(LsmExtent *e)
+{
+	if (e->reuse_after == 0)
+		return true;
+	if (RecoveryInProgress())
+		return false;
+	if (GlobalVisCheckRemovableFullXid(NULL, FullTransactionIdFromU64(e->reuse_after)))
+	{
+		e->reuse_after = 0;		/* remember (harmless if not logged) */
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Return [start, start+npages) to the free list: kept sorted and coalesced;
+ * a reusable extent at the end shrinks nblocks instead.
+ */
+void
+LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_after)
+{
+	int			pos;
+
+	if (npages == 0)
+		return;
+	for (pos = 0; pos < (int) m->nfree && m->free[pos].start < start; pos++)
+		;
+	/* coalesce with the previous and/or next extent */
+	if (pos > 0 && m->free[pos - 1].start + m->free[pos - 1].npages == start)
+	{
+		LsmExtent  *p = &m->free[pos - 1];
+
+		p->npages += npages;
+		p->reuse_after = Max(p->reuse_after, reuse_after);
+		if (pos < (int) m->nfree && p->start + p->npages == m->free[pos].start)
+		{
+			p->npages += m->free[pos].npages;
+			p->reuse_after = Max(p->reuse_after, m->free[pos].reuse_after);
+			memmove(&m->free[pos], &m->free[pos + 1],
+					sizeof(LsmExtent) * (m->nfree - pos - 1));
+			m->nfree--;
+		}
+		pos--;
+	}
+	else if (pos < (int) m->nfree && start + npages == m->free[pos].start)
+	{
+		m->free[pos].start = start;
+		m->free[pos].npages += npages;
+		m->free[pos].reuse_after = Max(m->free[pos].reuse_after, reuse_after);
+	}
+	else
+	{
+		if (m->nfree >= LSM_MAX_FREE)
+		{
+			/* never expected (extents coalesce); count what is lost */
+			m->leaked_pages += npages;
+			return;
+		}
+		memmove(&m->free[pos + 1], &m->free[pos], sizeof(LsmExtent) * (m->nfree - pos));
+		m->free[pos].start = start;
+		m->free[pos].npages = npages;
+		m->free[pos].reuse_after = reuse_after;
+		m->nfree++;
+	}
+	/* a free extent at the end that is reusable now: give it back to the end */
+	if (m->nfree > 0)
+	{
+		LsmExtent  *last = &m->free[m->nfree - 1];
+
+		if (last->start + last->npages == m->nblocks && last->reuse_after == 0)
+		{
+			m->nblocks = last->start;
+			m->nfree--;
+		}
+	}
+}
+
+/*
+ * Choose where npages pages would come from: the smallest reusable free
+ * extent that holds them, else the end.  Does not change the metapage.
+ */
+static BlockNumber
+LsmAllocChoose(LsmMetaPageData *m, uint32 npages)
+{
+	int			best = -1;
+
+	for (int i = 0; i < (int) m->nfree; i++)
+	{
+		if (m->free[i].npages < npages)
+			continue;
+		if (best >= 0 && m->free[i].npages >= m->free[best].npages)
+			continue;
+		if (LsmExtentReusable(&m->free[i]))
+			best = i;
+	}
+	return best >= 0 ? m->free[best].start : m->nblocks;
+}
+
+/* Take [start, start+npages) chosen by LsmAllocChoose. */
+static void
+LsmAllocTake(LsmMetaPageData *m, BlockNumber start, uint32 npages)
+{
+	if (start >= m->nblocks)
+	{
+		Assert(start == m->nblocks);
+		m->nblocks = start + npages;
+		return;
+	}
+	for (int i = 0; i < (int) m->nfree; i++)
+	{
+		LsmExtent  *e = &m->free[i];
+
+		if (start >= e->start && start + npages <= e->start + e->npages)
+		{
+			uint32		before = start - e->start;
+			uint32		after = e->start + e->npages - (start + npages);
+
+			if (before == 0)
+			{
+				e->start += npages;
+				e->npages -= npages;
+				if (e->npages == 0)
+				{
+					memmove(e, e + 1, sizeof(LsmExtent) * (m->nfree - i - 1));
+					m->nfree--;
+				}
+			}
+			else
+			{
+				e->npages = before;
+				if (after > 0)
+					LsmFreeAdd(m, start + npages, after, e->reuse_after);
+			}
+			return;
+		}
+	}
+	elog(ERROR, "lsm_am: block %u is not free", start);
+}
+
+/*
+ * Reserve an extent of npages for a run writer of kind which
+ * (LSM_RESV_*).  A reservation left by a writer of the same kind that
+ * failed or crashed is reclaimed first: the caller holds the lock that
+ * makes it the only writer of its kind.  Also allocates the run's id.
+ * WAL-logged.
+ */
+BlockNumber
+LsmReserve(Relation index, int which, uint32 npages, uint32 *run_id)
+{
+	Buffer		metabuf = LsmLockMeta(index);
+	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
+	GenericXLogState *state;
+	BlockNumber start;
+	LsmExtent	stale = m->resv[which];
+	LsmExtent	stale_old = m->resv[2 + which];
+
+	/* decide on a private copy, then apply inside the record */
+	{
+		LsmMetaPageData *copy = palloc(sizeof(LsmMetaPageData));
+
+		memcpy(copy, m, sizeof(LsmMetaPageData));
+		LsmFreeAdd(copy, stale.start, stale.npages, 0);
+		LsmFreeAdd(copy, stale_old.start, stale_old.npages, 0);
+		start = LsmAllocChoose(copy, npages);
+		pfree(copy);
+	}
+	LsmEnsureBlocks(index, start + npages);
+
+	state = GenericXLogStart(index);
+	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	LsmFreeAdd(m, stale.start, stale.npages, 0);
+	LsmFreeAdd(m, stale_old.start, stale_old.npages, 0);
+	memset(&m->resv[2 + which], 0, sizeof(LsmExtent));
+	LsmAllocTake(m, start, npages);
+	m->resv[which].start = start;
+	m->resv[which].npages = npages;
+	m->resv[which].reuse_after = 0;
+	*run_id = m->next_run_id++;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	return start;
+}
+
+/*
+ * Grow reservation which by more pages in place (it ends at the end of the
+ * index, or a free extent follows it).  false: it cannot grow in place.
+ */
+static bool
+LsmReserveGrow(Relation index, int which, uint32 more)
+{
+	Buffer		metabuf = LsmLockMeta(index);
+	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
+	LsmExtent	r = m->resv[which];
+	BlockNumber end = r.start + r.npages;
+	bool		ok = false;
+	GenericXLogState *state;
+
+	if (end == m->nblocks)
+		ok = true;
+	else
+	{
+		for (int i = 0; i < (int) m->nfree; i++)
+			if (m->free[i].start == end && m->free[i].npages >= more &&
+				LsmExtentReusable(&m->free[i]))
+				ok = true;
+	}
+	if (ok)
+	{
+		LsmEnsureBlocks(index, end + more);
+		state = GenericXLogStart(index);
+		m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		LsmAllocTake(m, end, more);
+		m->resv[which].npages += more;
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(metabuf);
+	return ok;
+}
+
+/*
+ * Replace reservation which by a new extent of npages at the end of the
+ * index; the old one is freed.  Returns the new start.  The caller copies
+ * what it had written.
+ */
+static BlockNumber
+LsmReserveMove(Relation index, int which, uint32 npages)
+{
+	Buffer		metabuf = LsmLockMeta(index);
+	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
+	GenericXLogState *state;
+	BlockNumber start = m->nblocks;
+
+	LsmEnsureBlocks(index, start + npages);
+	state = GenericXLogStart(index);
+	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	LsmAllocTake(m, start, npages);
+	/* an older previous extent (second move) is not read any more */
+	LsmFreeAdd(m, m->resv[2 + which].start, m->resv[2 + which].npages, 0);
+	/* the current one stays reserved until the run is published */
+	m->resv[2 + which] = m->resv[which];
+	m->resv[which].start = start;
+	m->resv[which].npages = npages;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	return start;
+}
+
+/*
+ * In a record that publishes a run written under reservation which: the
+ * run used its first used pages; free the rest and end the reservation.
+ */
+void
+LsmReserveFinish(LsmMetaPageData *m, int which, uint32 used)
+{
+	LsmExtent	r = m->resv[which];
+	LsmExtent	old = m->resv[2 + which];
+
+	if (r.npages > used)
+		LsmFreeAdd(m, r.start + used, r.npages - used, 0);
+	LsmFreeAdd(m, old.start, old.npages, 0);
+	memset(&m->resv[which], 0, sizeof(LsmExtent));
+	memset(&m->resv[2 + which], 0, sizeof(LsmExtent));
+}
+
+/* End reservation which without publishing anything (WAL-logged). */
+void
+LsmReserveCancel(Relation index, int which)
+{
+	Buffer		metabuf = LsmLockMeta(index);
+	GenericXLogState *state;
+	LsmMetaPageData *m;
+
+	if (LsmPageGetMeta(BufferGetPage(metabuf))->resv[which].npages == 0 &&
+		LsmPageGetMeta(BufferGetPage(metabuf))->resv[2 + which].npages == 0)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return;
+	}
+	state = GenericXLogStart(index);
+	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	LsmReserveFinish(m, which, 0);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
 }
 
 /* Raise an ERROR for a core status (after the C++ frames have returned). */
@@ -182,175 +503,204 @@ LsmLogPageFits(Page page, int len)
 }
 
 /*
- * Append an entry to the index's log chain (WAL-logged).
- * REQUIRES: slot lock exclusive, slot loaded (so log_tail is current).
+ * Append an entry to the active log chain (WAL-logged).  A new page comes
+ * from the free list or the end of the index, in the same record that links
+ * it.  REQUIRES: slot lock exclusive, slot loaded (so log_tail is current).
  */
 void
 LsmLogAppend(Relation index, LsmSlot *slot, const uint8 *key, int len)
 {
-	Buffer		tailbuf;
+	Buffer		tailbuf = InvalidBuffer;
+	Buffer		metabuf;
+	Buffer		newbuf;
 	Page		tailpage;
 	GenericXLogState *state;
-	BlockNumber next;
+	LsmMetaPageData *m;
+	BlockNumber blk;
+	Page		np;
 
-	if (!BlockNumberIsValid(slot->log_tail))
+	if (BlockNumberIsValid(slot->log_tail))
 	{
-		/* first log page of this index: link it from the metapage */
-		Buffer		metabuf = ReadBuffer(index, LSM_METAPAGE_BLKNO);
-		Buffer		newbuf;
-		Page		metapage,
-					newpage;
-
-		newbuf = LsmExtendBuffer(index);
-		LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-		state = GenericXLogStart(index);
-		metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-		newpage = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
-		LsmInitPage(newpage, LSM_PK_LOG, slot->log_epoch);
-		LsmLogPagePut(newpage, key, len);
-		LsmPageGetMeta(metapage)->log_head = BufferGetBlockNumber(newbuf);
-		GenericXLogFinish(state);
-
-		slot->log_head = slot->log_tail = BufferGetBlockNumber(newbuf);
-		slot->log_tail_off = ((PageHeader) BufferGetPage(newbuf))->pd_lower;
-		slot->log_pages = 1;
-		UnlockReleaseBuffer(newbuf);
-		UnlockReleaseBuffer(metabuf);
-		return;
-	}
-
-	tailbuf = ReadBuffer(index, slot->log_tail);
-	LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-	slot->loaded = false;		/* until the tail checks out: a stale slot
+		tailbuf = ReadBuffer(index, slot->log_tail);
+		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+		slot->loaded = false;	/* until the tail checks out: a stale slot
 								 * rebuilds itself after the ERROR */
-	LsmCheckPage(index, tailbuf, LSM_PK_LOG, slot->log_epoch);
-	tailpage = BufferGetPage(tailbuf);
-	if (((PageHeader) tailpage)->pd_lower != slot->log_tail_off)
-	{
-		UnlockReleaseBuffer(tailbuf);
-		elog(ERROR, "lsm_am: log tail of index \"%s\" moved unexpectedly",
-			 RelationGetRelationName(index));
-	}
-	slot->loaded = true;
-
-	if (LsmLogPageFits(tailpage, len))
-	{
-		Page		p;
-
-		state = GenericXLogStart(index);
-		p = GenericXLogRegisterBuffer(state, tailbuf, 0);
-		LsmLogPagePut(p, key, len);
-		GenericXLogFinish(state);
-		slot->log_tail_off = ((PageHeader) tailpage)->pd_lower;
-		UnlockReleaseBuffer(tailbuf);
-		return;
-	}
-
-	/* tail is full: reuse the next page of an older epoch, or extend */
-	next = LsmPageGetOpaque(tailpage)->next;
-	if (BlockNumberIsValid(next))
-	{
-		Buffer		nbuf = ReadBuffer(index, next);
-		Page		np;
-		LsmPageOpaque nop;
-
-		LockBuffer(nbuf, BUFFER_LOCK_EXCLUSIVE);
-		np = BufferGetPage(nbuf);
-		nop = LsmPageGetOpaque(np);
-		if (!PageIsNew(np) && nop->kind == LSM_PK_LOG && nop->owner != slot->log_epoch)
+		LsmCheckPage(index, tailbuf, LSM_PK_LOG, slot->log_epoch);
+		tailpage = BufferGetPage(tailbuf);
+		if (((PageHeader) tailpage)->pd_lower != slot->log_tail_off)
 		{
-			BlockNumber keep_next = nop->next;
+			UnlockReleaseBuffer(tailbuf);
+			elog(ERROR, "lsm_am: log tail of index \"%s\" moved unexpectedly",
+				 RelationGetRelationName(index));
+		}
+		slot->loaded = true;
+
+		if (LsmLogPageFits(tailpage, len))
+		{
 			Page		p;
 
-			UnlockReleaseBuffer(tailbuf);
 			state = GenericXLogStart(index);
-			p = GenericXLogRegisterBuffer(state, nbuf, GENERIC_XLOG_FULL_IMAGE);
-			LsmInitPage(p, LSM_PK_LOG, slot->log_epoch);
-			LsmPageGetOpaque(p)->next = keep_next;
+			p = GenericXLogRegisterBuffer(state, tailbuf, 0);
 			LsmLogPagePut(p, key, len);
 			GenericXLogFinish(state);
-			slot->log_tail = next;
-			slot->log_tail_off = ((PageHeader) np)->pd_lower;
-			slot->log_pages++;
-			UnlockReleaseBuffer(nbuf);
+			slot->log_tail_off = ((PageHeader) tailpage)->pd_lower;
+			UnlockReleaseBuffer(tailbuf);
 			return;
 		}
-		UnlockReleaseBuffer(nbuf);
-		UnlockReleaseBuffer(tailbuf);
+	}
+
+	/* a new page: the chain's first, or the tail is full */
+	metabuf = LsmLockMeta(index);
+	m = LsmPageGetMeta(BufferGetPage(metabuf));
+	if (m->active.epoch != slot->log_epoch ||
+		BlockNumberIsValid(m->active.head) != BlockNumberIsValid(slot->log_tail))
+	{
+		UnlockReleaseBuffer(metabuf);
+		if (BufferIsValid(tailbuf))
+			UnlockReleaseBuffer(tailbuf);
 		slot->loaded = false;
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a broken log chain at block %u",
-						RelationGetRelationName(index), next),
-				 errhint("REINDEX the index.")));
+		elog(ERROR, "lsm_am: log chain of index \"%s\" changed unexpectedly",
+			 RelationGetRelationName(index));
+	}
+	blk = LsmAllocChoose(m, 1);
+	LsmEnsureBlocks(index, blk + 1);
+	newbuf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_ZERO_AND_LOCK, NULL);
+
+	state = GenericXLogStart(index);
+	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	np = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+	LsmAllocTake(m, blk, 1);
+	LsmInitPage(np, LSM_PK_LOG, slot->log_epoch);
+	LsmLogPagePut(np, key, len);
+	if (BufferIsValid(tailbuf))
+	{
+		Page		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+		LsmPageGetOpaque(tp)->next = blk;
 	}
 	else
-	{
-		Buffer		nbuf = LsmExtendBuffer(index);
-		Page		tp,
-					np;
+		m->active.head = blk;
+	GenericXLogFinish(state);
 
-		state = GenericXLogStart(index);
-		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
-		np = GenericXLogRegisterBuffer(state, nbuf, GENERIC_XLOG_FULL_IMAGE);
-		LsmInitPage(np, LSM_PK_LOG, slot->log_epoch);
-		LsmLogPagePut(np, key, len);
-		LsmPageGetOpaque(tp)->next = BufferGetBlockNumber(nbuf);
-		GenericXLogFinish(state);
-		slot->log_tail = BufferGetBlockNumber(nbuf);
-		slot->log_tail_off = ((PageHeader) BufferGetPage(nbuf))->pd_lower;
-		slot->log_pages++;
-		UnlockReleaseBuffer(nbuf);
-		UnlockReleaseBuffer(tailbuf);
+	if (!BufferIsValid(tailbuf))
+	{
+		slot->log_head = blk;
+		slot->log_pages = 0;
 	}
+	slot->log_tail = blk;
+	slot->log_tail_off = ((PageHeader) BufferGetPage(newbuf))->pd_lower;
+	slot->log_pages++;
+	UnlockReleaseBuffer(newbuf);
+	UnlockReleaseBuffer(metabuf);
+	if (BufferIsValid(tailbuf))
+		UnlockReleaseBuffer(tailbuf);
+}
+
+/*
+ * The blocks of log chain (epoch, head), in chain order (palloc'd).  Stops
+ * at the first page that is not of the chain.
+ */
+int
+LsmCollectChain(Relation index, uint32 epoch, BlockNumber head, BlockNumber **out)
+{
+	int			n = 0;
+	int			cap = 64;
+	BlockNumber blk = head;
+
+	*out = palloc(sizeof(BlockNumber) * cap);
+	while (BlockNumberIsValid(blk))
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Page		page;
+		LsmPageOpaque op;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		op = LsmPageGetOpaque(page);
+		if (PageIsNew(page) || op->kind != LSM_PK_LOG || op->owner != epoch ||
+			op->page_id != LSM_PAGE_ID)
+		{
+			UnlockReleaseBuffer(buf);
+			break;
+		}
+		if (n == cap)
+		{
+			cap *= 2;
+			*out = repalloc(*out, sizeof(BlockNumber) * cap);
+		}
+		(*out)[n++] = blk;
+		blk = op->next;
+		UnlockReleaseBuffer(buf);
+		if (n > 100000000)
+			break;				/* a cycle: corruption, stop */
+	}
+	return n;
 }
 
 /* ------------------------------------------------------------------------
- * Run writer
+ * Run writer: pages go into the writer's reservation, which grows (in
+ * place, or by moving to the end of the index) if the estimate was short.
  * ------------------------------------------------------------------------ */
 
-/* Write a page image the builder produced to its block. */
+/* Write a page image to relative page rel of the run. */
 static void
-LsmRunWriterPut(LsmRunWriter *w, const LsmPageOut *out)
+LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
+				  size_t len)
 {
-	BlockNumber blk = w->start + out->rel_page;
 	Buffer		buf;
 	Page		page;
-	uint16		kind;
 
-	if (out->len > LSM_CONTENT_CAP)
-		elog(ERROR, "lsm_am: run page of %zu bytes exceeds the page capacity", out->len);
+	if (len > LSM_CONTENT_CAP)
+		elog(ERROR, "lsm_am: run page of %zu bytes exceeds the page capacity", len);
+	if (rel >= w->cap)
+	{
+		uint32		more = Max(16, w->cap / 2);
 
-	if (out->rel_page == 0)
-	{
-		buf = ReadBuffer(w->index, blk);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		while (rel >= w->cap + more)
+			more *= 2;
+		if (LsmReserveGrow(w->index, w->which, more))
+			w->cap += more;
+		else
+		{
+			BlockNumber oldstart = w->start;
+			BlockNumber newstart = LsmReserveMove(w->index, w->which, w->cap + more);
+
+			/* copy what is written (relative pages 1 .. hiwater-1) */
+			for (uint32 r = 1; r < w->hiwater; r++)
+			{
+				Buffer		src = ReadBuffer(w->index, oldstart + r);
+				Buffer		dst = ReadBufferExtended(w->index, MAIN_FORKNUM, newstart + r,
+													 RBM_ZERO_AND_LOCK, NULL);
+
+				LockBuffer(src, BUFFER_LOCK_SHARE);
+				memcpy(BufferGetPage(dst), BufferGetPage(src), BLCKSZ);
+				MarkBufferDirty(dst);
+				UnlockReleaseBuffer(dst);
+				UnlockReleaseBuffer(src);
+			}
+			w->start = newstart;
+			w->cap += more;
+		}
 	}
-	else
-	{
-		if (blk != w->next_block)
-			elog(ERROR, "lsm_am: run pages out of order (%u, expected %u)",
-				 blk, w->next_block);
-		buf = LsmExtendBuffer(w->index);
-		if (BufferGetBlockNumber(buf) != blk)
-			elog(ERROR, "lsm_am: index \"%s\" was extended concurrently while writing a run",
-				 RelationGetRelationName(w->index));
-		w->next_block++;
-	}
-	kind = out->kind == LSM_PAGE_HEADER ? LSM_PK_RUN_HEADER :
-		out->kind == LSM_PAGE_DATA ? LSM_PK_RUN_DATA : LSM_PK_RUN_FENCE;
+
+	buf = ReadBufferExtended(w->index, MAIN_FORKNUM, w->start + rel,
+							 RBM_ZERO_AND_LOCK, NULL);
 	page = BufferGetPage(buf);
 	LsmInitPage(page, kind, w->run_id);
-	memcpy(LsmPageContent(page), out->content, out->len);
-	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + out->len;
+	memcpy(LsmPageContent(page), content, len);
+	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + len;
 	MarkBufferDirty(buf);
 	UnlockReleaseBuffer(buf);
+	if (rel + 1 > w->hiwater)
+		w->hiwater = rel + 1;
 
 	if (w->delay && lsm_flush_delay_ms > 0)
 	{
 		pg_usleep(lsm_flush_delay_ms * 1000L);
 		CHECK_FOR_INTERRUPTS();
 	}
+	if (w->stop && !w->stopped && w->stop(w->index))
+		w->stopped = true;
 }
 
 static void
@@ -365,32 +715,32 @@ LsmRunWriterDrain(LsmRunWriter *w)
 			return;
 		if (st != LSM_OK)
 			LsmReportStatus(w->index, st, "writing a run");
-		LsmRunWriterPut(w, &out);
+		LsmRunWriterWrite(w, out.rel_page,
+						  out.kind == LSM_PAGE_HEADER ? LSM_PK_RUN_HEADER :
+						  out.kind == LSM_PAGE_DATA ? LSM_PK_RUN_DATA : LSM_PK_RUN_FENCE,
+						  out.content, out.len);
 	}
 }
 
 /*
- * Start a run: reserve its header block at the end of the relation.
- * REQUIRES: the caller serialises extension of the index (slot lock or build).
+ * Start a run: reserve est_pages (a guess; the reservation grows) with
+ * reservation which (LSM_RESV_*).  expected_keys sizes the bloom filter.
+ * REQUIRES: the lock that makes the caller the only writer of its kind.
  */
 void
-LsmRunWriterBegin(LsmRunWriter *w, Relation index, uint32 run_id, bool delay)
+LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
+				  uint32 est_pages, uint64 expected_keys, bool delay)
 {
-	Buffer		buf;
 	LsmStatus	st;
 
+	memset(w, 0, sizeof(*w));
 	w->index = index;
-	w->run_id = run_id;
+	w->which = which;
 	w->delay = delay;
-	w->builder = NULL;
-
-	buf = LsmExtendBuffer(index);
-	w->start = BufferGetBlockNumber(buf);
-	w->next_block = w->start + 1;
-	/* placeholder until the header is written last; never published before */
-	LsmInitPage(BufferGetPage(buf), LSM_PK_RUN_HEADER, run_id);
-	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
+	w->cap = Max(est_pages, 2);
+	w->hiwater = 1;
+	w->start = LsmReserve(index, which, w->cap, &w->run_id);
+	LsmBloomBegin(w, index, expected_keys);
 
 	/* last: nothing below can ERROR and leak the builder */
 	st = lsm_runbuilder_create(LSM_CONTENT_CAP, &w->builder);
@@ -403,17 +753,24 @@ LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len)
 {
 	LsmStatus	st = lsm_runbuilder_add(w->builder, key, len);
 
+	if (w->bloom)
+		LsmBloomAddKey(w, key, len);
 	if (st == LSM_PAGE_READY)
 		LsmRunWriterDrain(w);
 	else if (st != LSM_OK)
 		LsmReportStatus(w->index, st, "adding to a run");
 }
 
-/* Finish the run, WAL-log its pages and describe it in *ref (unpublished). */
+/*
+ * Finish the run: header, fence and filter pages; WAL-log every page and
+ * describe the run in *ref (unpublished: the caller publishes it and ends
+ * the reservation with LsmReserveFinish(..., ref->npages)).
+ */
 void
 LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 {
 	LsmStatus	st = lsm_runbuilder_finish(w->builder);
+	uint32		npages;
 
 	if (st != LSM_OK && st != LSM_PAGE_READY)
 		LsmReportStatus(w->index, st, "finishing a run");
@@ -422,14 +779,17 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 	memset(ref, 0, sizeof(LsmRunRef));
 	ref->run_id = w->run_id;
 	ref->level = level;
-	ref->start = w->start;
-	ref->npages = w->next_block - w->start;
 	ref->nentries = lsm_runbuilder_count(w->builder);
+	npages = w->hiwater;
+	LsmBloomFinish(w, ref, npages);	/* filter pages follow */
+	npages = Max(npages, w->hiwater);
+	ref->start = w->start;
+	ref->npages = npages;
 	lsm_runbuilder_destroy(w->builder);
 	w->builder = NULL;
 
 	if (RelationNeedsWAL(w->index))
-		log_newpage_range(w->index, MAIN_FORKNUM, w->start, w->next_block, true);
+		log_newpage_range(w->index, MAIN_FORKNUM, w->start, w->start + npages, true);
 }
 
 void
@@ -437,156 +797,13 @@ LsmRunWriterAbandon(LsmRunWriter *w)
 {
 	lsm_runbuilder_destroy(w->builder);
 	w->builder = NULL;
+	LsmBloomAbandon(w);
 }
 
-/* ------------------------------------------------------------------------
- * Flush
- * ------------------------------------------------------------------------ */
-
-/*
- * Maintenance lock: serialises flushes, merges and VACUUM's rewriting of run
- * pages for one index (a heavyweight lock on the metapage's block number).
- */
+/* Used by the bloom code to write filter pages. */
 void
-LsmMaintenanceLock(Relation index)
+LsmRunWriterPutPage(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
+					size_t len)
 {
-	LockPage(index, LSM_METAPAGE_BLKNO, ExclusiveLock);
-}
-
-void
-LsmMaintenanceUnlock(Relation index)
-{
-	UnlockPage(index, LSM_METAPAGE_BLKNO, ExclusiveLock);
-}
-
-/*
- * Write the memtable out as a level-0 run and publish it, resetting the log.
- * Entries whose TID dead() reports are left out (VACUUM).
- * REQUIRES: maintenance lock, slot lock exclusive, slot loaded.
- */
-void
-LsmFlushLocked(Relation index, LsmSlot *slot, LsmDeadCallback dead,
-			   void *dead_state, double *removed)
-{
-	LsmMetaPageData meta;
-	LsmRunWriter w;
-	LsmRunRef	ref;
-	LsmMemtableIter it;
-	uint64		kept = 0;
-	Buffer		metabuf,
-				headbuf = InvalidBuffer;
-	GenericXLogState *state;
-	Page		metapage;
-	LsmMetaPageData *m;
-
-	if (slot->mt.nentries == 0)
-		return;					/* the log is empty too: nothing to do */
-
-	LsmReadMeta(index, &meta, NULL);
-	if (meta.nruns >= LSM_MAX_RUNS - 1)
-	{
-		/* the manifest is full: make room first (cannot normally happen,
-		 * since every flush merges past lsm_am.max_runs) */
-		LsmMergeAll(index, slot);
-		LsmReadMeta(index, &meta, NULL);
-	}
-
-	{
-		LsmRunWriterBegin(&w, index, meta.next_run_id, true);
-		PG_TRY();
-		{
-			for (lsm_memtable_seek(lsm_shared->arena, &slot->mt, NULL, 0, &it);
-				 lsm_memtable_iter_valid(&it);
-				 lsm_memtable_iter_next(&it))
-			{
-				const uint8 *key;
-				size_t		len;
-
-				lsm_memtable_iter_key(&it, &key, &len);
-				if (dead)
-				{
-					ItemPointerData tid;
-
-					LsmEntryGetTid(key, (int) len, &tid);
-					if (dead(&tid, dead_state))
-					{
-						if (removed)
-							*removed += 1;
-						continue;
-					}
-				}
-				LsmRunWriterAdd(&w, key, (int) len);
-				kept++;
-			}
-			if (kept > 0)
-				LsmRunWriterFinish(&w, &ref, 0);
-		}
-		PG_CATCH();
-		{
-			LsmRunWriterAbandon(&w);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
-		if (kept == 0)
-			LsmRunWriterAbandon(&w);	/* its reserved header page stays unused */
-	}
-
-	/* publish: add the run, start a new log epoch at the same head page */
-	metabuf = ReadBuffer(index, LSM_METAPAGE_BLKNO);
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	if (BlockNumberIsValid(slot->log_head))
-	{
-		headbuf = ReadBuffer(index, slot->log_head);
-		LockBuffer(headbuf, BUFFER_LOCK_EXCLUSIVE);
-	}
-	state = GenericXLogStart(index);
-	metapage = GenericXLogRegisterBuffer(state, metabuf, 0);
-	m = LsmPageGetMeta(metapage);
-	if (kept > 0)
-	{
-		m->runs[m->nruns++] = ref;
-		m->next_run_id++;
-	}
-	m->log_epoch++;
-	m->nflushes++;
-	LsmMetaSetLower(metapage);
-	if (BufferIsValid(headbuf))
-	{
-		Page		hp = GenericXLogRegisterBuffer(state, headbuf, GENERIC_XLOG_FULL_IMAGE);
-		BlockNumber keep_next = LsmPageGetOpaque(hp)->next;
-
-		LsmInitPage(hp, LSM_PK_LOG, m->log_epoch);
-		LsmPageGetOpaque(hp)->next = keep_next;
-	}
-	GenericXLogFinish(state);
-
-	/* the memtable is now in the run: start afresh */
-	LsmSlotReset(slot);
-	slot->instance_id = meta.instance_id;
-	slot->log_epoch = meta.log_epoch + 1;
-	slot->log_head = meta.log_head;
-	slot->log_tail = meta.log_head;
-	slot->log_tail_off = LSM_CONTENT_OFFSET;
-	slot->log_pages = BlockNumberIsValid(meta.log_head) ? 1 : 0;
-	slot->loaded = true;
-
-	if (BufferIsValid(headbuf))
-		UnlockReleaseBuffer(headbuf);
-	UnlockReleaseBuffer(metabuf);
-
-	/* every flush (insert, VACUUM, lsm_am.flush) keeps the run count bounded */
-	LsmMergeIfNeeded(index, slot);
-}
-
-/* Flush an index's memtable (takes and releases the locks itself). */
-void
-LsmFlush(Relation index, LsmDeadCallback dead, void *dead_state, double *removed)
-{
-	LsmSlot    *slot;
-
-	LsmMaintenanceLock(index);
-	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
-	LsmFlushLocked(index, slot, dead, dead_state, removed);
-	LsmSlotRelease(index, slot);
-	LsmMaintenanceUnlock(index);
+	LsmRunWriterWrite(w, rel, kind, content, len);
 }

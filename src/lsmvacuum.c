@@ -149,15 +149,33 @@ lsmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	if (stats == NULL)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 
-	LsmMaintenanceLock(index);
-
-	/* 1. memtable + log */
+	/*
+	 * Ask running flushes and compactions to yield, then hold both
+	 * maintenance locks: no merge in flight can carry a TID we remove into a
+	 * new run, and the manifest's runs hold still while we rewrite them.
+	 */
 	{
 		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 
-		LsmFlushLocked(index, slot, LsmVacDead, &vs, &removed);
+		slot->vacuum_waiting = true;
 		LsmSlotRelease(index, slot);
 	}
+	PG_TRY();
+	{
+		LsmFlushLock(index);
+		LsmCompactLock(index);
+	}
+	PG_FINALLY();
+	{
+		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+
+		slot->vacuum_waiting = false;
+		LsmSlotRelease(index, slot);
+	}
+	PG_END_TRY();
+
+	/* 1. memtables + log: everything becomes runs, dead entries left out */
+	LsmFlushAll(index, LsmVacDead, &vs, &removed);
 
 	/* 2. runs (the manifest cannot change: we hold the maintenance lock) */
 	LsmReadMeta(index, &meta, &runs);
@@ -193,7 +211,8 @@ lsmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 	}
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
-	LsmMaintenanceUnlock(index);
+	LsmCompactUnlock(index);
+	LsmFlushUnlock(index);
 
 	/* 4. wait for scans that might still return a removed TID */
 	LockBufferForCleanup(metabuf);
@@ -225,6 +244,8 @@ lsmvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats = palloc0(sizeof(IndexBulkDeleteResult));
 		slot = LsmSlotAcquire(index, LW_SHARED);
 		total = slot->mt.nentries;
+		for (int i = 0; i < slot->nimm; i++)
+			total += slot->imm[i].mt.nentries;
 		LsmSlotRelease(index, slot);
 		LsmReadMeta(index, &meta, &runs);
 		for (int i = 0; i < (int) meta.nruns; i++)

@@ -259,4 +259,8 @@ uint64_t	lsm_hash64(const void *data, size_t len, uint64_t seed) LSM_NOEXCEPT;
 }
 #endif
 
+/* Further parts of the C API, one header each (same rules as above). */
+#include "lsm_core_bloom.h"		/* bloom filters of runs */
+#include "lsm_core_picker.h"	/* compaction picker */
+
 #endif							/* LSM_CORE_H */

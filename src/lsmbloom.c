@@ -1,0 +1,347 @@
+/*
+ * lsmbloom.c — bloom filters of runs.
+ *
+ * Writing: the run writer hashes (xxHash64) the leading bloom_columns
+ * columns of every entry — the encoded bytes, so equal values hash equally —
+ * into a blocked filter (src/core/bloom.cc) sized for the run's expected
+ * entries, and appends the filter's pages after the run's header and fence
+ * pages.  The manifest entry records where they start and how many blocks
+ * the filter has; a run with bloom_nblocks = 0 has no filter.
+ *
+ * Probing (lsmscan.c): a scan with equality on at least the filter's
+ * columns hashes the same prefix and reads the one filter page holding the
+ * hash's block; "absent" skips the run without touching its fence or data
+ * pages.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "lsm.h"
+
+
+/* Columns the filters of this index hash (reloption bloom_columns). */
+static int
+LsmBloomColumnsOf(Relation index, int ncols)
+{
+	LsmOptions *opts = (LsmOptions *) index->rd_options;
+	int			c = opts ? opts->bloom_columns : 1;
+
+	if (c <= 0 || c > ncols)
+		c = ncols;
+	return c;
+}
+
+static int
+LsmBloomBitsOf(Relation index)
+{
+	LsmOptions *opts = (LsmOptions *) index->rd_options;
+
+	return opts ? opts->bloom_bits_per_key : 10;
+}
+
+/* Hash of the first ncols segments of an encoded entry. */
+uint64
+LsmBloomHashPrefix(const LsmKeyDesc *desc, const uint8 *key, int len, int ncols,
+				   bool *ok)
+{
+	const uint8 *seg[INDEX_MAX_KEYS];
+	int			seglen[INDEX_MAX_KEYS];
+
+	*ok = LsmSplitEntry(desc, key, len, seg, seglen, NULL);
+	if (!*ok)
+		return 0;
+	return lsm_hash64(key, (seg[ncols - 1] + seglen[ncols - 1]) - key, LSM_BLOOM_SEED);
+}
+
+void
+LsmBloomBegin(LsmRunWriter *w, Relation index, uint64 expected_keys)
+{
+	LsmStatus	st;
+
+	w->bloom = NULL;
+	w->bloom_bits = LsmBloomBitsOf(index);
+	if (w->bloom_bits <= 0)
+		return;
+	w->desc = &LsmGetRelCache(index)->desc;
+	w->bloom_cols = LsmBloomColumnsOf(index, w->desc->ncols);
+	w->have_last = false;
+	st = lsm_bloom_builder_create(Max(expected_keys, 1), w->bloom_bits, &w->bloom);
+	if (st != LSM_OK)
+		LsmReportStatus(index, st, "starting a bloom filter");
+}
+
+void
+LsmBloomAddKey(LsmRunWriter *w, const uint8 *key, int len)
+{
+	bool		ok;
+	uint64		h = LsmBloomHashPrefix(w->desc, key, len, w->bloom_cols, &ok);
+
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a malformed entry",
+						RelationGetRelationName(w->index)),
+				 errhint("REINDEX the index.")));
+	/* sorted input: equal prefixes are adjacent, add each once */
+	if (w->have_last && h == w->last_hash)
+		return;
+	w->have_last = true;
+	w->last_hash = h;
+	(void) lsm_bloom_builder_add(w->bloom, h);
+}
+
+/* Write the filter's pages from relative page first_rel on. */
+void
+LsmBloomFinish(LsmRunWriter *w, LsmRunRef *ref, uint32 first_rel)
+{
+	uint8	   *content;
+	uint32		npages;
+
+	ref->bloom_cols = 0;
+	ref->bloom_start = 0;
+	ref->bloom_nblocks = 0;
+	if (w->bloom == NULL)
+		return;
+	npages = lsm_bloom_builder_npages(w->bloom, LSM_CONTENT_CAP);
+	content = palloc(BLCKSZ);
+	for (uint32 i = 0; i < npages; i++)
+	{
+		size_t		len;
+		LsmStatus	st = lsm_bloom_builder_page(w->bloom, i, content, LSM_CONTENT_CAP, &len);
+
+		if (st != LSM_OK)
+			LsmReportStatus(w->index, st, "writing a bloom filter");
+		LsmRunWriterPutPage(w, first_rel + i, LSM_PK_RUN_BLOOM, content, len);
+	}
+	pfree(content);
+	ref->bloom_cols = w->bloom_cols;
+	ref->bloom_start = first_rel;
+	ref->bloom_nblocks = lsm_bloom_builder_nblocks(w->bloom);
+	lsm_bloom_builder_destroy(w->bloom);
+	w->bloom = NULL;
+}
+
+void
+LsmBloomAbandon(LsmRunWriter *w)
+{
+	lsm_bloom_builder_destroy(w->bloom);
+	w->bloom = NULL;
+}
+
+/*
+ * May run ref contain an entry whose first ref->bloom_cols columns hash to
+ * h?  Reads the one filter page holding h's block.  A run without a filter
+ * may contain anything.
+ */
+bool
+LsmBloomProbe(Relation index, const LsmRunRef *ref, uint64 h)
+{
+	uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
+	uint32		block;
+	uint32		rel;
+	Buffer		buf;
+	Page		page;
+	LsmBloomPageInfo info;
+	LsmStatus	st;
+	int			may = 1;
+
+	if (ref->bloom_nblocks == 0 || bpp == 0)
+		return true;
+	block = lsm_bloom_block_of(h, ref->bloom_nblocks);
+	rel = ref->bloom_start + block / bpp;
+	if (rel >= ref->npages)
+		return true;
+	buf = ReadBuffer(index, ref->start + rel);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	LsmCheckPage(index, buf, LSM_PK_RUN_BLOOM, ref->run_id);
+	page = BufferGetPage(buf);
+	st = lsm_bloom_page_parse(LsmPageContent(page), LsmPageContentLen(page), &info);
+	if (st == LSM_OK && info.nblocks_total == ref->bloom_nblocks)
+		st = lsm_bloom_page_probe(&info, h, &may);
+	UnlockReleaseBuffer(buf);
+	if (st != LSM_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\": run %u has a corrupted bloom filter page",
+						RelationGetRelationName(index), ref->run_id),
+				 errhint("REINDEX the index.")));
+	return may != 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Backend cache of run headers, fence pages and filters.
+ *
+ * Runs never change once published (VACUUM rewrites data pages only, and
+ * leaves header and fence keys valid lower bounds), and run ids are never
+ * reused within an index incarnation, so a cached copy stays right for the
+ * run's life; an entry of a retired run is just never asked for again.  The
+ * cache is dropped whole when it grows past LSM_RUN_CACHE_BYTES.
+ * ------------------------------------------------------------------------ */
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#define LSM_RUN_CACHE_BYTES		(64 * 1024 * 1024)
+
+typedef struct LsmRunCacheKey
+{
+	Oid			dbid;
+	Oid			relnumber;
+	uint64		instance_id;
+	uint32		run_id;
+	uint32		pad;
+} LsmRunCacheKey;
+
+static HTAB *lsm_run_cache = NULL;
+static MemoryContext lsm_run_cache_cxt = NULL;
+static Size lsm_run_cache_bytes = 0;
+
+static void
+LsmRunCacheReset(void)
+{
+	HASHCTL		ctl;
+
+	if (lsm_run_cache_cxt == NULL)
+		lsm_run_cache_cxt = AllocSetContextCreate(TopMemoryContext, "lsm run cache",
+												  ALLOCSET_DEFAULT_SIZES);
+	else
+		MemoryContextReset(lsm_run_cache_cxt);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(LsmRunCacheKey);
+	ctl.entrysize = sizeof(LsmRunCacheEntry);
+	ctl.hcxt = lsm_run_cache_cxt;
+	lsm_run_cache = hash_create("lsm run cache", 256, &ctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	lsm_run_cache_bytes = 0;
+}
+
+/* Copy a run page's content into the cache context. */
+static uint8 *
+LsmRunCacheReadPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
+					int *len)
+{
+	Buffer		buf;
+	Page		page;
+	uint8	   *copy;
+
+	if (rel >= ref->npages)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\": run %u has no page %u",
+						RelationGetRelationName(index), ref->run_id, rel),
+				 errhint("REINDEX the index.")));
+	buf = ReadBuffer(index, ref->start + rel);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	LsmCheckPage(index, buf, kind, ref->run_id);
+	page = BufferGetPage(buf);
+	*len = LsmPageContentLen(page);
+	copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
+	memcpy(copy, LsmPageContent(page), *len);
+	UnlockReleaseBuffer(buf);
+	lsm_run_cache_bytes += *len;
+	return copy;
+}
+
+/*
+ * The cached header, fence pages and filter of a run, loaded on first use
+ * (reads every fence and filter page of the run once).
+ */
+LsmRunCacheEntry *
+LsmRunCacheGet(Relation index, const LsmRunRef *ref)
+{
+	LsmRunCacheKey key;
+	LsmRunCacheEntry *e;
+	bool		found;
+	LsmRunHeader hdr;
+	uint32		fence_first,
+				fence_end;
+
+	if (lsm_run_cache == NULL || lsm_run_cache_bytes > LSM_RUN_CACHE_BYTES)
+		LsmRunCacheReset();
+	memset(&key, 0, sizeof(key));
+	key.dbid = MyDatabaseId;
+	key.relnumber = LsmRelFileNumber(index);
+	key.instance_id = LsmGetRelCache(index)->instance_id;
+	key.run_id = ref->run_id;
+	e = hash_search(lsm_run_cache, &key, HASH_FIND, NULL);
+	if (e && e->valid)
+		return e;
+
+	e = hash_search(lsm_run_cache, &key, HASH_ENTER, &found);
+	e->valid = false;
+	e->header = LsmRunCacheReadPage(index, ref, 0, LSM_PK_RUN_HEADER, &e->header_len);
+	LsmCheckStatus(index, lsm_runheader_parse(e->header, e->header_len, &hdr),
+				   "reading a run header");
+	e->hdr = hdr;
+	fence_first = hdr.ndata_pages + 1;
+	fence_end = hdr.npages;
+	if (fence_end > ref->npages || fence_first > fence_end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\": run %u header does not match the manifest",
+						RelationGetRelationName(index), ref->run_id),
+				 errhint("REINDEX the index.")));
+	e->fence_first = fence_first;
+	e->nfence = fence_end - fence_first;
+	e->fence = MemoryContextAllocZero(lsm_run_cache_cxt,
+									  sizeof(uint8 *) * Max(e->nfence, 1));
+	e->fence_len = MemoryContextAllocZero(lsm_run_cache_cxt,
+										  sizeof(int) * Max(e->nfence, 1));
+	for (uint32 i = 0; i < e->nfence; i++)
+		e->fence[i] = LsmRunCacheReadPage(index, ref, fence_first + i, LSM_PK_RUN_FENCE,
+										  &e->fence_len[i]);
+
+	e->bloom_k = 0;
+	e->bloom = NULL;
+	if (ref->bloom_nblocks > 0)
+	{
+		uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
+		uint32		npages = bpp ? (ref->bloom_nblocks + bpp - 1) / bpp : 0;
+
+		e->bloom = MemoryContextAlloc(lsm_run_cache_cxt,
+									  (Size) ref->bloom_nblocks * LSM_BLOOM_BLOCK_BYTES);
+		lsm_run_cache_bytes += (Size) ref->bloom_nblocks * LSM_BLOOM_BLOCK_BYTES;
+		for (uint32 i = 0; i < npages; i++)
+		{
+			Buffer		buf = ReadBuffer(index, ref->start + ref->bloom_start + i);
+			Page		page;
+			LsmBloomPageInfo info;
+			LsmStatus	st;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			LsmCheckPage(index, buf, LSM_PK_RUN_BLOOM, ref->run_id);
+			page = BufferGetPage(buf);
+			st = lsm_bloom_page_parse(LsmPageContent(page), LsmPageContentLen(page), &info);
+			if (st == LSM_OK &&
+				(info.nblocks_total != ref->bloom_nblocks || info.first_block != i * bpp ||
+				 info.first_block + info.nblocks > ref->bloom_nblocks))
+				st = LSM_CORRUPT;
+			if (st == LSM_OK)
+			{
+				memcpy(e->bloom + (Size) info.first_block * LSM_BLOOM_BLOCK_BYTES,
+					   info.blocks, (Size) info.nblocks * LSM_BLOOM_BLOCK_BYTES);
+				e->bloom_k = info.k;
+			}
+			UnlockReleaseBuffer(buf);
+			if (st != LSM_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\": run %u has a corrupted bloom filter page",
+								RelationGetRelationName(index), ref->run_id),
+						 errhint("REINDEX the index.")));
+		}
+	}
+	e->valid = true;
+	return e;
+}
+
+/* The cached filter's answer for h (true: may contain). */
+bool
+LsmRunCacheMayContain(const LsmRunCacheEntry *e, const LsmRunRef *ref, uint64 h)
+{
+	if (e->bloom == NULL || e->bloom_k == 0)
+		return true;
+	return lsm_bloom_may_contain(e->bloom, ref->bloom_nblocks, e->bloom_k, h) != 0;
+}

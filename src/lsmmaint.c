@@ -1,0 +1,712 @@
+/*
+ * lsmmaint.c — maintenance of an lsm index: memtable switches, flushes of
+ * immutable memtables into level-0 runs, and compactions chosen by the
+ * core's picker (leveled, tiered or lazy leveling).
+ *
+ * Who does it: background workers (lsmworker.c) call LsmMaintain; a backend
+ * does the same work itself only when no worker can be had (backpressure
+ * path in LsmInsertKey) or when asked to (lsm_am.flush, lsm_am.compact,
+ * VACUUM).
+ *
+ * Locks, in this order:
+ *  - flush lock (heavyweight page lock on block 0 of the index): one flusher
+ *    per index;
+ *  - compaction lock (heavyweight page lock on block 1): one compaction per
+ *    index; flushes and compactions run concurrently, each in its own
+ *    reservation (lsmstore.c);
+ *  - the slot LWLock, held only for switches and for the moment of
+ *    publication, never while run pages are written;
+ *  - the metapage buffer lock.
+ * VACUUM takes both heavyweight locks, after asking running maintenance to
+ * yield (slot->vacuum_waiting), so no merge in flight can carry a TID VACUUM
+ * removes into a new run.
+ *
+ * An immutable memtable is read by its flusher without the slot lock: it
+ * never changes, and slot->pins keeps it (and the slot) from being freed or
+ * evicted until the flush is published.
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "executor/instrument.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "lsm.h"
+
+#define LSM_FLUSH_LOCK_BLK		0
+#define LSM_COMPACT_LOCK_BLK	1
+
+void
+LsmFlushLock(Relation index)
+{
+	LockPage(index, LSM_FLUSH_LOCK_BLK, ExclusiveLock);
+}
+
+bool
+LsmFlushLockConditional(Relation index)
+{
+	return ConditionalLockPage(index, LSM_FLUSH_LOCK_BLK, ExclusiveLock);
+}
+
+void
+LsmFlushUnlock(Relation index)
+{
+	UnlockPage(index, LSM_FLUSH_LOCK_BLK, ExclusiveLock);
+}
+
+void
+LsmCompactLock(Relation index)
+{
+	LockPage(index, LSM_COMPACT_LOCK_BLK, ExclusiveLock);
+}
+
+bool
+LsmCompactLockConditional(Relation index)
+{
+	return ConditionalLockPage(index, LSM_COMPACT_LOCK_BLK, ExclusiveLock);
+}
+
+void
+LsmCompactUnlock(Relation index)
+{
+	UnlockPage(index, LSM_COMPACT_LOCK_BLK, ExclusiveLock);
+}
+
+static int
+LsmSlotNo(LsmSlot *slot)
+{
+	return slot - lsm_shared->slots;
+}
+
+/* Queue work for the index's workers. */
+static void
+LsmQueueWork(LsmSlot *slot, uint32 bits)
+{
+	pg_atomic_fetch_or_u32(&slot->pending, bits);
+	LsmWakeWorkers(slot->dbid);
+}
+
+/*
+ * Make the active memtable immutable and start a new log chain for inserts:
+ * one metapage record.  REQUIRES: slot lock exclusive and loaded, an active
+ * memtable with entries, slot->nimm < LSM_MAX_IMM.
+ */
+void
+LsmSwitchMemtable(Relation index, LsmSlot *slot)
+{
+	Buffer		metabuf = LsmLockMeta(index);
+	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
+	GenericXLogState *state;
+	uint32		epoch;
+
+	Assert(slot->nimm < LSM_MAX_IMM && slot->mt.nentries > 0);
+	if (m->active.epoch != slot->log_epoch || m->nimm != (uint32) slot->nimm ||
+		m->active.head != slot->log_head || m->nimm >= LSM_MAX_IMM)
+	{
+		UnlockReleaseBuffer(metabuf);
+		slot->loaded = false;
+		elog(ERROR, "lsm_am: memtables of index \"%s\" changed unexpectedly",
+			 RelationGetRelationName(index));
+	}
+	state = GenericXLogStart(index);
+	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	m->imm[m->nimm] = m->active;
+	m->nimm++;
+	epoch = m->next_epoch++;
+	m->active.epoch = epoch;
+	m->active.head = InvalidBlockNumber;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	slot->imm[slot->nimm].mt = slot->mt;
+	slot->imm[slot->nimm].epoch = slot->log_epoch;
+	slot->imm[slot->nimm].head = slot->log_head;
+	slot->imm[slot->nimm].pages = slot->log_pages;
+	slot->nimm++;
+	lsm_memtable_init(&slot->mt);
+	slot->log_epoch = epoch;
+	slot->log_head = InvalidBlockNumber;
+	slot->log_tail = InvalidBlockNumber;
+	slot->log_tail_off = 0;
+	slot->log_pages = 0;
+	LsmQueueWork(slot, LSM_WORK_FLUSH);
+}
+
+/* Pages a flush of mt will take, roughly (the reservation grows if short). */
+static uint32
+LsmFlushEstimate(const LsmMemtable *mt)
+{
+	double		bytes = (double) mt->key_bytes + 4.0 * mt->nentries;
+	double		data = bytes / (LSM_CONTENT_CAP * 0.8) + 1;
+
+	return (uint32) Min(data * 1.05 + 4, (double) MaxBlockNumber / 4);
+}
+
+/* Stream a memtable into a run writer, leaving out dead entries. */
+static void
+LsmFlushMemtable(LsmRunWriter *w, const LsmMemtable *mt, LsmDeadCallback dead,
+				 void *dead_state, double *removed, uint64 *kept)
+{
+	LsmMemtableIter it;
+
+	for (lsm_memtable_seek(lsm_shared->arena, mt, NULL, 0, &it);
+		 lsm_memtable_iter_valid(&it) && !w->stopped;
+		 lsm_memtable_iter_next(&it))
+	{
+		const uint8 *key;
+		size_t		len;
+
+		lsm_memtable_iter_key(&it, &key, &len);
+		if (dead)
+		{
+			ItemPointerData tid;
+
+			LsmEntryGetTid(key, (int) len, &tid);
+			if (dead(&tid, dead_state))
+			{
+				if (removed)
+					*removed += 1;
+				continue;
+			}
+		}
+		LsmRunWriterAdd(w, key, (int) len);
+		(*kept)++;
+	}
+}
+
+/* Undo a flusher's pin (error paths and abandonment). */
+static void
+LsmUnpin(int slotno, uint32 generation)
+{
+	LsmSlot    *slot = &lsm_shared->slots[slotno];
+
+	LWLockAcquire(LsmSlotLock(slotno), LW_EXCLUSIVE);
+	if (slot->generation == generation && slot->pins > 0)
+		slot->pins--;
+	LWLockRelease(LsmSlotLock(slotno));
+}
+
+/*
+ * Flush the oldest immutable memtable into a level-0 run, leaving out
+ * entries dead() reports (VACUUM), and publish it: the run appears, the
+ * immutable memtable and its log chain disappear, in one metapage record.
+ * Returns false if there was nothing to flush, the manifest is full, or
+ * stop() asked to give up.  REQUIRES: flush lock.
+ */
+bool
+LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
+			   double *removed, LsmStopCallback stop)
+{
+	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+	int			slotno = LsmSlotNo(slot);
+	uint32		generation = slot->generation;
+	LsmImmutable im = slot->imm[0];
+	LsmMetaPageData *meta;
+	LsmRunWriter w;
+	LsmRunRef	ref;
+	uint64		kept = 0;
+	BlockNumber *chain = NULL;
+	int			nchain = 0;
+	int64		wal0 = pgWalUsage.wal_bytes;
+	Buffer		metabuf;
+	GenericXLogState *state;
+	LsmMetaPageData *m;
+	bool		go = false;
+
+	if (slot->nimm == 0)
+	{
+		LsmSlotRelease(index, slot);
+		return false;
+	}
+	slot->pins++;
+	LsmSlotRelease(index, slot);
+
+	meta = palloc(sizeof(LsmMetaPageData));
+	memset(&w, 0, sizeof(w));
+	PG_TRY();
+	{
+		LsmReadMeta(index, meta, NULL);
+		if (meta->nimm == 0 || meta->imm[0].epoch != im.epoch)
+			elog(ERROR, "lsm_am: immutable memtable of index \"%s\" is not the oldest",
+				 RelationGetRelationName(index));
+		/* a full manifest: compaction must make room first */
+		if (meta->nruns < LSM_MAX_RUNS)
+		{
+			LsmWorkerReportActivity("flushing", index);
+			LsmRunWriterBegin(&w, index, LSM_RESV_FLUSH, LsmFlushEstimate(&im.mt),
+							  im.mt.nentries, true);
+			w.stop = stop;
+			LsmFlushMemtable(&w, &im.mt, dead, dead_state, removed, &kept);
+			if (w.stopped)
+			{
+				LsmRunWriterAbandon(&w);
+				LsmReserveCancel(index, LSM_RESV_FLUSH);
+			}
+			else
+			{
+				if (kept > 0)
+					LsmRunWriterFinish(&w, &ref, 0);
+				else
+					LsmRunWriterAbandon(&w);
+				nchain = LsmCollectChain(index, im.epoch, im.head, &chain);
+				go = true;
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		LsmRunWriterAbandon(&w);
+		LsmUnpin(slotno, generation);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (!go)
+	{
+		LsmUnpin(slotno, generation);
+		pfree(meta);
+		return false;
+	}
+
+	/* publish */
+	LWLockAcquire(LsmSlotLock(slotno), LW_EXCLUSIVE);
+	Assert(slot->generation == generation && slot->pins > 0);
+	metabuf = LsmLockMeta(index);
+	state = GenericXLogStart(index);
+	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	if (m->nimm == 0 || m->imm[0].epoch != im.epoch || m->nruns >= LSM_MAX_RUNS)
+	{
+		GenericXLogAbort(state);
+		UnlockReleaseBuffer(metabuf);
+		slot->pins--;
+		LWLockRelease(LsmSlotLock(slotno));
+		elog(ERROR, "lsm_am: manifest of index \"%s\" changed during a flush",
+			 RelationGetRelationName(index));
+	}
+	if (kept > 0)
+	{
+		m->runs[m->nruns++] = ref;
+		m->pages_flushed += ref.npages;
+	}
+	LsmReserveFinish(m, LSM_RESV_FLUSH, kept > 0 ? ref.npages : 0);
+	memmove(&m->imm[0], &m->imm[1], sizeof(LsmLogChain) * (LSM_MAX_IMM - 1));
+	m->imm[LSM_MAX_IMM - 1].epoch = 0;
+	m->imm[LSM_MAX_IMM - 1].head = InvalidBlockNumber;
+	m->nimm--;
+	/* nobody reads a retired log chain: its pages are free at once */
+	for (int i = 0; i < nchain; i++)
+		LsmFreeAdd(m, chain[i], 1, 0);
+	m->nflushes++;
+	slot->l0_runs = LsmCountLevel0(m);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	if (slot->nimm > 0 && slot->imm[0].epoch == im.epoch)
+	{
+		LsmMemtableFree(&slot->imm[0].mt);
+		memmove(&slot->imm[0], &slot->imm[1], sizeof(LsmImmutable) * (slot->nimm - 1));
+		slot->nimm--;
+	}
+	slot->pins--;
+	slot->wal_flush += pgWalUsage.wal_bytes - wal0;
+	if (!LsmIsWorker())
+		slot->self_flushes++;
+	LWLockRelease(LsmSlotLock(slotno));
+	pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);
+	ConditionVariableBroadcast(&slot->cv);
+	if (chain)
+		pfree(chain);
+	pfree(meta);
+	return true;
+}
+
+/*
+ * Flush everything: switch the active memtable and flush every immutable
+ * one.  REQUIRES: flush lock.
+ */
+void
+LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state, double *removed)
+{
+	for (;;)
+	{
+		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+		bool		active = slot->mt.nentries > 0;
+		int			nimm = slot->nimm;
+
+		if (active && nimm < LSM_MAX_IMM)
+		{
+			LsmSwitchMemtable(index, slot);
+			nimm++;
+			active = false;
+		}
+		LsmSlotRelease(index, slot);
+		if (nimm == 0 && !active)
+			return;
+		if (!LsmFlushOldest(index, dead, dead_state, removed, NULL))
+		{
+			/* the manifest is full: compact, then go on */
+			LsmCompactLock(index);
+			if (!LsmCompactOnce(index, NULL))
+			{
+				LsmCompactUnlock(index);
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("index \"%s\" has too many sorted runs to flush",
+								RelationGetRelationName(index)),
+						 errhint("Run lsm_am.compact() on the index, or REINDEX it.")));
+			}
+			LsmCompactUnlock(index);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Compaction
+ * ------------------------------------------------------------------------ */
+
+int
+LsmCompactionPolicyOf(Relation index)
+{
+	LsmOptions *opts = (LsmOptions *) index->rd_options;
+
+	return opts ? opts->compaction : LSM_POLICY_LEVELED;
+}
+
+int
+LsmSizeRatioOf(Relation index)
+{
+	LsmOptions *opts = (LsmOptions *) index->rd_options;
+
+	return opts && opts->size_ratio >= 2 ? opts->size_ratio : 10;
+}
+
+/* Target size of level 1 in pages: l0_compaction_trigger flushed memtables. */
+static uint64
+LsmLevelBasePages(Relation index)
+{
+	/* a flushed run takes about half its memtable's arena (no skiplist) */
+	uint64		mt_pages = (uint64) LsmMemtableSizeKb(index) * 1024 / BLCKSZ / 2;
+
+	return Max((uint64) 16, mt_pages * lsm_l0_compaction_trigger);
+}
+
+/* The level a run of this many pages belongs to (CREATE INDEX, compact()). */
+uint32
+LsmBuildLevel(Relation index, uint64 pages)
+{
+	uint64		target = LsmLevelBasePages(index);
+	uint32		level = 1;
+	int			ratio = LsmSizeRatioOf(index);
+
+	while (level < LSM_PICK_MAX_LEVEL && pages > target)
+	{
+		target *= ratio;
+		level++;
+	}
+	return level;
+}
+
+/* Describe the manifest's runs for the picker (bounds read from headers). */
+static LsmPickRun *
+LsmPickRuns(Relation index, const LsmMetaPageData *meta)
+{
+	LsmPickRun *pr = palloc0(sizeof(LsmPickRun) * Max(meta->nruns, 1));
+
+	for (int i = 0; i < (int) meta->nruns; i++)
+	{
+		uint8	   *min,
+				   *max;
+		int			minlen,
+					maxlen;
+
+		LsmReadRunBounds(index, &meta->runs[i], &min, &minlen, &max, &maxlen);
+		pr[i].run_id = meta->runs[i].run_id;
+		pr[i].level = meta->runs[i].level;
+		pr[i].pages = meta->runs[i].npages;
+		pr[i].nentries = meta->runs[i].nentries;
+		pr[i].min_key = min;
+		pr[i].min_len = minlen;
+		pr[i].max_key = max;
+		pr[i].max_len = maxlen;
+		pr[i].busy = 0;
+	}
+	return pr;
+}
+
+static void
+LsmPickOptionsOf(Relation index, LsmPickOptions *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+	opt->policy = (LsmCompactionPolicy) LsmCompactionPolicyOf(index);
+	opt->size_ratio = LsmSizeRatioOf(index);
+	opt->l0_trigger = lsm_l0_compaction_trigger;
+	opt->level_base_pages = LsmLevelBasePages(index);
+	opt->max_runs = LSM_MAX_RUNS;
+}
+
+/* Ask the picker; false if nothing to do. */
+static bool
+LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
+{
+	LsmPickOptions opt;
+	LsmPickRun *pr;
+	LsmStatus	st;
+
+	LsmPickOptionsOf(index, &opt);
+	pr = LsmPickRuns(index, meta);
+	st = lsm_pick_compaction(pr, meta->nruns, &opt, pick);
+	if (st != LSM_OK)
+		LsmReportStatus(index, st, "choosing a compaction");
+	return pick->kind != LSM_PICK_NONE;
+}
+
+/* Is a flush or compaction of this index due or running? */
+bool
+LsmWorkPending(Relation index)
+{
+	LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
+	bool		pending = slot->nimm > 0;
+	LsmMetaPageData *meta;
+	LsmPick    *pick;
+
+	LsmSlotRelease(index, slot);
+	if (pending)
+		return true;
+	if (!LsmFlushLockConditional(index))
+		return true;
+	LsmFlushUnlock(index);
+	if (!LsmCompactLockConditional(index))
+		return true;
+	LsmCompactUnlock(index);
+	meta = palloc(sizeof(LsmMetaPageData));
+	pick = palloc(sizeof(LsmPick));
+	LsmReadMeta(index, meta, NULL);
+	pending = meta->nimm > 0 || LsmPickFor(index, meta, pick);
+	pfree(meta);
+	pfree(pick);
+	return pending;
+}
+
+/* After a compaction: refresh the slot's view and wake stalled inserts. */
+static void
+LsmCompactionDone(Relation index, const LsmMetaPageData *m)
+{
+	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+
+	slot->l0_runs = LsmCountLevel0(m);
+	LsmSlotRelease(index, slot);
+	ConditionVariableBroadcast(&slot->cv);
+}
+
+/*
+ * Replace the runs inputs[0..nin) by out (if it has entries) in one
+ * metapage record; their pages are freed once no snapshot can still read
+ * them.  A MOVE passes nin = 1, out = NULL and the new level.
+ */
+static void
+LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
+					 const LsmRunRef *out, int move_level)
+{
+	Buffer		metabuf = LsmLockMeta(index);
+	GenericXLogState *state = GenericXLogStart(index);
+	LsmMetaPageData *m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	LsmMetaPageData *copy;
+	uint64		stamp = LsmRetireStamp();
+	int			found = 0;
+	int			keep = 0;
+
+	for (int i = 0; i < (int) m->nruns; i++)
+	{
+		bool		input = false;
+
+		for (int j = 0; j < nin; j++)
+			if (m->runs[i].run_id == inputs[j].run_id)
+				input = true;
+		if (!input)
+		{
+			m->runs[keep++] = m->runs[i];
+			continue;
+		}
+		found++;
+		if (out == NULL)
+		{
+			m->runs[i].level = move_level;
+			m->runs[keep++] = m->runs[i];
+		}
+		else
+			LsmFreeAdd(m, m->runs[i].start, m->runs[i].npages, stamp);
+	}
+	if (found != nin)
+	{
+		GenericXLogAbort(state);
+		UnlockReleaseBuffer(metabuf);
+		elog(ERROR, "lsm_am: runs of index \"%s\" changed during a compaction",
+			 RelationGetRelationName(index));
+	}
+	m->nruns = keep;
+	if (out == NULL)
+		m->nmoves++;
+	else
+	{
+		if (out->nentries > 0)
+		{
+			m->runs[m->nruns++] = *out;
+			m->pages_compacted += out->npages;
+		}
+		LsmReserveFinish(m, LSM_RESV_COMPACT, out->nentries > 0 ? out->npages : 0);
+		m->nmerges++;
+	}
+	copy = palloc(sizeof(LsmMetaPageData));
+	memcpy(copy, m, sizeof(LsmMetaPageData));
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+	LsmCompactionDone(index, copy);
+	pfree(copy);
+}
+
+/*
+ * Run one compaction the picker chooses.  Returns false if there was
+ * nothing to do or stop() made it give up.  REQUIRES: compaction lock.
+ */
+bool
+LsmCompactOnce(Relation index, LsmStopCallback stop)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	LsmPick    *pick = palloc(sizeof(LsmPick));
+	LsmRunRef  *inputs;
+	LsmRunRef	out;
+	int64		wal0 = pgWalUsage.wal_bytes;
+	LsmSlot    *slot;
+	char		what[64];
+
+	LsmReadMeta(index, meta, NULL);
+	if (!LsmPickFor(index, meta, pick))
+	{
+		pfree(meta);
+		pfree(pick);
+		return false;
+	}
+	inputs = palloc(sizeof(LsmRunRef) * pick->ninputs);
+	for (uint32 i = 0; i < pick->ninputs; i++)
+		inputs[i] = meta->runs[pick->inputs[i]];
+
+	if (pick->kind == LSM_PICK_MOVE)
+		LsmPublishCompaction(index, inputs, 1, NULL, pick->output_level);
+	else
+	{
+		snprintf(what, sizeof(what), "compacting %u runs into level %u of",
+				 pick->ninputs, pick->output_level);
+		LsmWorkerReportActivity(what, index);
+		if (!LsmMergeRuns(index, inputs, pick->ninputs, pick->output_level, stop, &out))
+		{
+			pfree(meta);
+			pfree(pick);
+			return false;
+		}
+		LsmPublishCompaction(index, inputs, pick->ninputs, &out, 0);
+	}
+	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+	slot->wal_compact += pgWalUsage.wal_bytes - wal0;
+	LsmSlotRelease(index, slot);
+	pfree(meta);
+	pfree(pick);
+	return true;
+}
+
+/*
+ * lsm_am.compact(): everything into one run (RocksDB's CompactRange).
+ * Flushes first.  Takes the locks itself.
+ */
+void
+LsmCompactFull(Relation index)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	LsmRunRef	out;
+	uint64		pages = 0;
+	uint32		level;
+
+	LsmFlushLock(index);
+	LsmFlushAll(index, NULL, NULL, NULL);
+	LsmFlushUnlock(index);
+
+	LsmCompactLock(index);
+	LsmReadMeta(index, meta, NULL);
+	for (int i = 0; i < (int) meta->nruns; i++)
+		pages += meta->runs[i].npages;
+	level = LsmBuildLevel(index, pages);
+	if (meta->nruns == 1 && meta->runs[0].level != level)
+		LsmPublishCompaction(index, meta->runs, 1, NULL, level);
+	else if (meta->nruns > 1 || (meta->nruns == 1 && meta->runs[0].level == 0))
+	{
+		LsmWorkerReportActivity("compacting all runs of", index);
+		if (LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, &out))
+			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0);
+	}
+	LsmCompactUnlock(index);
+	pfree(meta);
+}
+
+/* ------------------------------------------------------------------------
+ * LsmMaintain: what a worker does for one index
+ * ------------------------------------------------------------------------ */
+
+static LsmStopCallback lsm_user_stop;
+
+/* Stop for the caller's reason, or because VACUUM waits for our locks. */
+static bool
+LsmMaintainStop(Relation index)
+{
+	LsmRelCache *cache = LsmGetRelCache(index);
+
+	if (cache->slot >= 0 && lsm_shared->slots[cache->slot].vacuum_waiting)
+		return true;
+	return lsm_user_stop && lsm_user_stop(index);
+}
+
+void
+LsmMaintain(Relation index, LsmStopCallback stop)
+{
+	LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
+	bool		stopped = false;
+
+	LsmSlotRelease(index, slot);
+	pg_atomic_write_u32(&slot->pending, 0);
+	lsm_user_stop = stop;
+
+	for (int round = 0; round < 1000 && !stopped; round++)
+	{
+		bool		progress = false;
+
+		if (LsmFlushLockConditional(index))
+		{
+			while (!(stopped = LsmMaintainStop(index)) &&
+				   LsmFlushOldest(index, NULL, NULL, NULL, LsmMaintainStop))
+				progress = true;
+			LsmFlushUnlock(index);
+		}
+		if (stopped)
+			break;
+		if (LsmCompactLockConditional(index))
+		{
+			while (!(stopped = LsmMaintainStop(index)) &&
+				   LsmCompactOnce(index, LsmMaintainStop))
+			{
+				progress = true;
+				/* a waiting memtable goes first */
+				if (slot->nimm > 0)
+					break;
+			}
+			LsmCompactUnlock(index);
+		}
+		if (!progress)
+			break;
+	}
+	lsm_user_stop = NULL;
+	LsmWorkerReportActivity(NULL, index);
+	/* given up for a lock waiter: try again later (VACUUM flushes itself) */
+	if (stopped && !slot->vacuum_waiting)
+		pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
+}

@@ -1,0 +1,1198 @@
+/*
+ * lsmworker.c — background workers: a launcher and per-database workers that
+ * flush immutable memtables and run compactions, so that inserting backends
+ * only append to the log and signal.
+ *
+ * Processes.  Opening an index needs a connection to its database, and a
+ * process connects to one database for life, so the work is split:
+ *
+ *   launcher (one, registered in _PG_init, not connected): every
+ *     lsm_am.worker_naptime, or when a backend sets its latch
+ *     (LsmWakeWorkers), it scans the memtable slots.  A slot whose pending
+ *     bits (LSM_WORK_*) are set belongs to an index with work queued; for
+ *     every database with such slots it keeps min(indexes with work, 2)
+ *     workers alive, at most lsm_am.max_workers in all, first one per
+ *     database, then a second where useful.
+ *   worker (dynamic, one database): loops over its database's slots with
+ *     pending bits and calls LsmMaintain() on each index in its own
+ *     transaction; exits after lsm_am.worker_idle_timeout without work.
+ *
+ * The pending bits are only a hint, read without locks: LsmMaintain() finds
+ * the real work under the index's own locks and clears the bits it handled.
+ * The worker table here (slock_t, a few entries) also records which slot
+ * each worker is busy with, so two workers of one database never pile onto
+ * the same index, and when starting a worker failed: LsmWorkersAvailable()
+ * then tells backends to flush and compact themselves (backpressure must
+ * never wait for a worker that cannot come).
+ *
+ * No snapshot.  A merge can run for minutes; a snapshot would hold back the
+ * xmin horizon (and with it VACUUM everywhere) all that time.  Flushes and
+ * compactions read and write index pages only, so the worker's transactions
+ * take none, and the catalog snapshot that opening the index may have taken
+ * is dropped before the work starts and again between pages.
+ *
+ * Never in anyone's way.  The worker locks the index with a conditional
+ * ShareUpdateExclusiveLock (never waiting) and not its table.  Between pages
+ * LsmMaintain() asks LsmWorkerStop(), which gives up as soon as anybody waits
+ * for a lock conflicting with ours — DROP INDEX, TRUNCATE, REINDEX, ALTER
+ * INDEX, VACUUM FULL, DROP TABLE — so they proceed at once; the abandoned
+ * pages are reclaimed by the next flush or compaction.  The same callback
+ * probes the database's lock: DROP DATABASE (and CREATE DATABASE ... TEMPLATE,
+ * ALTER DATABASE RENAME / SET TABLESPACE) hold it while waiting ~5 s for
+ * other sessions to leave, so the worker then stops and exits.  Idle workers
+ * probe it every LSM_WORKER_POLL_MS.
+ *
+ * Why ShareUpdateExclusiveLock and not RowExclusiveLock: LockHasWaiters()
+ * dereferences the shared lock entry, which a fast-path lock (RowExclusiveLock
+ * on a relation usually is one) does not have.  ShareUpdateExclusiveLock never
+ * takes the fast path, conflicts with everything RowExclusiveLock conflicts
+ * with, and additionally only with itself — that is, with another lsm worker
+ * (which we avoid anyway) or REINDEX CONCURRENTLY (which we yield to).
+ *
+ * Errors in one index are reported and cost that index an exponential
+ * back-off (1 s, doubling, at most 60 s); the worker goes on with the others.
+ */
+#include "postgres.h"
+
+#include <sys/stat.h>
+
+#include "access/relation.h"
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "common/relpath.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "lsm.h"
+
+/* Tunables that are not worth a GUC, with their reason. */
+#define LSM_WORKER_SLOTS		64		/* maximum of lsm_am.max_workers */
+#define LSM_WORKERS_PER_DB		2		/* one flushes while one compacts */
+#define LSM_WORKER_POLL_MS		100		/* idle poll; DROP DATABASE probe */
+#define LSM_WORKER_RETRY_MS		5000	/* launcher retry after a failed start */
+#define LSM_WORKER_FAILURE_MS	(2 * LSM_WORKER_RETRY_MS)	/* backends self-serve
+															 * this long after one */
+#define LSM_WORKER_BACKOFF_MS	1000	/* first back-off of an index */
+#define LSM_WORKER_BACKOFF_MAX_MS 60000 /* longest back-off of an index */
+#define LSM_WORKER_ORPHAN_MS	60000	/* forget a start nobody can track */
+#define LSM_WORKER_LOG_MS		60000	/* "could not start" at most this often */
+
+/* The lock a worker holds on the index it maintains (see the header). */
+#define LSM_WORKER_LOCKMODE		ShareUpdateExclusiveLock
+
+/* Why starting a worker for a database failed. */
+typedef enum LsmStartFailure
+{
+	LSM_SF_REGISTER,			/* RegisterDynamicBackgroundWorker failed */
+	LSM_SF_START,				/* the worker exited before it connected */
+	LSM_SF_DATABASE,			/* the database is wanted by DROP DATABASE etc. */
+	LSM_SF_CAP					/* lsm_am.max_workers taken by other databases */
+} LsmStartFailure;
+
+/* One worker, from the launcher's decision to start it until it exits. */
+typedef struct LsmWorkerEntry
+{
+	bool		in_use;
+	bool		connected;		/* the worker reached its database */
+	Oid			dbid;
+	uint32		generation;		/* tells a late-starting worker it is stale */
+	pid_t		pid;			/* 0 until the worker runs */
+	Latch	   *latch;			/* the worker's, set by the worker */
+	int			busy_slot;		/* slot being maintained; -1: none */
+	TimestampTz start_requested;
+} LsmWorkerEntry;
+
+/* The last failure to start a worker for a database. */
+typedef struct LsmStartFailureEntry
+{
+	Oid			dbid;			/* InvalidOid: unused */
+	LsmStartFailure reason;
+	TimestampTz at;
+} LsmStartFailureEntry;
+
+typedef struct LsmWorkerShared
+{
+	slock_t		mutex;			/* protects everything below */
+	pid_t		launcher_pid;	/* 0: not running */
+	Latch	   *launcher_latch;
+	uint32		next_generation;
+	LsmWorkerEntry workers[LSM_WORKER_SLOTS];
+	LsmStartFailureEntry failures[LSM_WORKER_SLOTS];
+} LsmWorkerShared;
+
+/* What a worker is started with, in bgw_extra. */
+typedef struct LsmWorkerStartInfo
+{
+	int			entry;
+	uint32		generation;
+} LsmWorkerStartInfo;
+
+StaticAssertDecl(sizeof(LsmWorkerStartInfo) <= BGW_EXTRALEN,
+				 "LsmWorkerStartInfo must fit bgw_extra");
+
+/* GUCs */
+int			lsm_max_workers = 2;
+static int	lsm_worker_naptime_ms = 1000;
+static int	lsm_worker_idle_timeout_ms = 10000;
+
+static LsmWorkerShared *lsm_workers = NULL;
+
+/* ------------------------------------------------------------------------
+ * Module initialisation and shared memory
+ * ------------------------------------------------------------------------ */
+
+/* _PG_init, preloading only: GUCs and the launcher. */
+void
+LsmWorkerInit(void)
+{
+	BackgroundWorker bgw;
+
+	DefineCustomIntVariable("lsm_am.max_workers",
+							"Maximum number of lsm_am background workers flushing and compacting indexes.",
+							"At most two work for one database. 0 disables them: inserting backends then flush and compact themselves. Each worker takes a slot of max_worker_processes.",
+							&lsm_max_workers, 2, 0, LSM_WORKER_SLOTS,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.worker_naptime",
+							"Time the lsm_am launcher sleeps between looks for indexes with pending work.",
+							"Backends also wake it when they queue work, so this only bounds the delay after a missed wake-up or a failed start.",
+							&lsm_worker_naptime_ms, 1000, 10, 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.worker_idle_timeout",
+							"Time an lsm_am worker without work waits before it exits.",
+							NULL,
+							&lsm_worker_idle_timeout_ms, 10000, 0, 24 * 3600 * 1000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 5;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "lsm_am");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "lsm_launcher_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "lsm_am launcher");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "lsm_am launcher");
+	bgw.bgw_main_arg = (Datum) 0;
+	bgw.bgw_notify_pid = 0;
+	RegisterBackgroundWorker(&bgw);
+}
+
+Size
+LsmWorkerShmemSize(void)
+{
+	return MAXALIGN(sizeof(LsmWorkerShared));
+}
+
+/* shmem_startup_hook (through LsmShmemStartup) */
+void
+LsmWorkerShmemInit(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	lsm_workers = ShmemInitStruct("lsm_am workers", LsmWorkerShmemSize(), &found);
+	if (!found)
+	{
+		memset(lsm_workers, 0, sizeof(LsmWorkerShared));
+		SpinLockInit(&lsm_workers->mutex);
+		for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+			lsm_workers->workers[i].busy_slot = -1;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* ------------------------------------------------------------------------
+ * The worker table.  Helpers named *Locked REQUIRE lsm_workers->mutex.
+ * ------------------------------------------------------------------------ */
+
+static LsmStartFailureEntry *
+LsmFailureFindLocked(Oid dbid)
+{
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+		if (lsm_workers->failures[i].dbid == dbid)
+			return &lsm_workers->failures[i];
+	return NULL;
+}
+
+/* Remember that a worker for dbid could not be started (or kept). */
+static void
+LsmFailureRecordLocked(Oid dbid, LsmStartFailure reason, TimestampTz now)
+{
+	LsmStartFailureEntry *f = LsmFailureFindLocked(dbid);
+
+	if (f == NULL)
+	{
+		/* a free entry, else the oldest */
+		f = &lsm_workers->failures[0];
+		for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+		{
+			LsmStartFailureEntry *g = &lsm_workers->failures[i];
+
+			if (g->dbid == InvalidOid)
+			{
+				f = g;
+				break;
+			}
+			if (g->at < f->at)
+				f = g;
+		}
+	}
+	f->dbid = dbid;
+	f->reason = reason;
+	f->at = now;
+}
+
+static void
+LsmFailureForgetLocked(Oid dbid)
+{
+	LsmStartFailureEntry *f = LsmFailureFindLocked(dbid);
+
+	if (f != NULL)
+		f->dbid = InvalidOid;
+}
+
+/* Workers of dbid starting or running. */
+static int
+LsmLiveWorkersLocked(Oid dbid)
+{
+	int			n = 0;
+
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+		if (lsm_workers->workers[i].in_use && lsm_workers->workers[i].dbid == dbid)
+			n++;
+	return n;
+}
+
+/*
+ * Free entry i if it still is the incarnation gen; optionally remember a
+ * failure for its database.  Returns whether it freed the entry.
+ */
+static bool
+LsmEntryRelease(int i, uint32 gen, bool failed, LsmStartFailure reason)
+{
+	LsmWorkerEntry *e = &lsm_workers->workers[i];
+	TimestampTz now = failed ? GetCurrentTimestamp() : 0;
+	bool		released = false;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	if (e->in_use && e->generation == gen)
+	{
+		if (failed)
+			LsmFailureRecordLocked(e->dbid, reason, now);
+		e->in_use = false;
+		e->connected = false;
+		e->pid = 0;
+		e->latch = NULL;
+		e->busy_slot = -1;
+		released = true;
+	}
+	SpinLockRelease(&lsm_workers->mutex);
+	return released;
+}
+
+/* ------------------------------------------------------------------------
+ * Calls from backends
+ * ------------------------------------------------------------------------ */
+
+/* Wake the launcher (if dbid may want another worker) and dbid's workers. */
+void
+LsmWakeWorkers(Oid dbid)
+{
+	Latch	   *latches[LSM_WORKER_SLOTS + 1];
+	int			n = 0;
+	int			live = 0;
+
+	if (lsm_workers == NULL)
+		return;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+	{
+		LsmWorkerEntry *e = &lsm_workers->workers[i];
+
+		if (e->in_use && e->dbid == dbid)
+		{
+			live++;
+			if (e->latch != NULL)
+				latches[n++] = e->latch;
+		}
+	}
+	if (live < LSM_WORKERS_PER_DB && lsm_workers->launcher_latch != NULL)
+		latches[n++] = lsm_workers->launcher_latch;
+	SpinLockRelease(&lsm_workers->mutex);
+
+	/*
+	 * Outside the spinlock (SetLatch may signal).  A latch whose process
+	 * exited meanwhile belongs to nobody or to another process: at worst a
+	 * spurious wake-up, which every latch user tolerates.
+	 */
+	for (int i = 0; i < n; i++)
+		SetLatch(latches[i]);
+}
+
+/*
+ * See lsm.h.  Called for every insert while a memtable waits for its flush,
+ * so it reads the table without the spinlock: the answer is a hint that may
+ * be a moment old either way, which backpressure tolerates (it asks again).
+ */
+bool
+LsmWorkersAvailable(Oid dbid)
+{
+	volatile LsmWorkerShared *ws = lsm_workers;
+	TimestampTz failed_at = 0;
+
+	if (ws == NULL || lsm_max_workers <= 0 || ws->launcher_pid == 0)
+		return false;
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+		if (ws->workers[i].in_use && ws->workers[i].dbid == dbid)
+			return true;
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+		if (ws->failures[i].dbid == dbid)
+			failed_at = ws->failures[i].at;
+	if (failed_at == 0)
+		return true;
+	/* every failed retry of the launcher renews the failure */
+	return TimestampDifferenceExceeds(failed_at, GetCurrentTimestamp(),
+									  LSM_WORKER_FAILURE_MS);
+}
+
+/* ------------------------------------------------------------------------
+ * Launcher
+ * ------------------------------------------------------------------------ */
+
+/* A database with pending work, as the launcher sees it in one round. */
+typedef struct LsmDbDemand
+{
+	Oid			dbid;
+	Oid			spcid;			/* of one of its slots: where to look for it */
+	int			indexes;		/* slots with pending work */
+	int			live;			/* workers starting or running */
+} LsmDbDemand;
+
+/* launcher-local state */
+static BackgroundWorkerHandle *launcher_handles[LSM_WORKER_SLOTS];
+static uint32 launcher_handle_gen[LSM_WORKER_SLOTS];
+static LsmDbDemand *launcher_demand;
+static int	launcher_rr;		/* rotates which database goes first */
+static TimestampTz launcher_last_log;
+
+static void
+LsmLauncherOnExit(int code, Datum arg)
+{
+	SpinLockAcquire(&lsm_workers->mutex);
+	if (lsm_workers->launcher_pid == MyProcPid)
+	{
+		lsm_workers->launcher_pid = 0;
+		lsm_workers->launcher_latch = NULL;
+	}
+	SpinLockRelease(&lsm_workers->mutex);
+}
+
+/*
+ * Free the entries of workers that are gone without having freed their entry
+ * themselves (they could not be forked, or never ran), and the handles of
+ * workers that freed theirs.
+ */
+static void
+LsmLauncherReap(TimestampTz now)
+{
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+	{
+		LsmWorkerEntry *e = &lsm_workers->workers[i];
+		bool		in_use;
+		uint32		gen;
+		pid_t		pid;
+		TimestampTz requested;
+
+		SpinLockAcquire(&lsm_workers->mutex);
+		in_use = e->in_use;
+		gen = e->generation;
+		pid = e->pid;
+		requested = e->start_requested;
+		SpinLockRelease(&lsm_workers->mutex);
+
+		if (launcher_handles[i] != NULL &&
+			(!in_use || gen != launcher_handle_gen[i]))
+		{
+			pfree(launcher_handles[i]);
+			launcher_handles[i] = NULL;
+		}
+		if (!in_use)
+			continue;
+
+		if (launcher_handles[i] != NULL)
+		{
+			pid_t		hpid;
+
+			if (GetBackgroundWorkerPid(launcher_handles[i], &hpid) != BGWH_STOPPED)
+				continue;
+			pfree(launcher_handles[i]);
+			launcher_handles[i] = NULL;
+			/* a worker that ran freed its entry on exit: this one never did */
+			LsmEntryRelease(i, gen, true, LSM_SF_START);
+		}
+		else if (pid == 0 &&
+				 TimestampDifferenceExceeds(requested, now, LSM_WORKER_ORPHAN_MS))
+		{
+			/*
+			 * Started by an earlier launcher, whose handle died with it, and
+			 * still not running: forget it.  Should it start after all, it
+			 * finds its generation gone and exits.
+			 */
+			LsmEntryRelease(i, gen, false, LSM_SF_START);
+		}
+	}
+}
+
+/*
+ * Does the database of d still exist?  DROP DATABASE removes its directories
+ * before it commits; a slot of a dropped database (its pending bits set when
+ * the drop interrupted a flush) would otherwise make us start workers that
+ * cannot connect, forever.
+ */
+static bool
+LsmDatabaseDirExists(Oid dbid, Oid spcid)
+{
+	char	   *path = GetDatabasePath(dbid, spcid);
+	struct stat st;
+	bool		exists;
+
+	exists = stat(path, &st) == 0 || errno != ENOENT;
+	pfree(path);
+	return exists;
+}
+
+/* Clear the pending bits of dbid's slots whose database directory is gone. */
+static void
+LsmLauncherForgetDroppedDatabase(Oid dbid)
+{
+	LWLockAcquire(lsm_shared->map_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < lsm_shared->nslots; i++)
+	{
+		LsmSlot    *s = &lsm_shared->slots[i];
+
+		if (s->dbid == dbid && pg_atomic_read_u32(&s->pending) != 0 &&
+			!LsmDatabaseDirExists(s->dbid, s->spcid))
+			pg_atomic_write_u32(&s->pending, 0);
+	}
+	LWLockRelease(lsm_shared->map_lock);
+}
+
+/* Register a worker for dbid.  false: max_worker_processes is exhausted. */
+static bool
+LsmLauncherStartWorker(Oid dbid, TimestampTz now)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+	LsmWorkerStartInfo info;
+	int			entry = -1;
+	uint32		gen = 0;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+	{
+		LsmWorkerEntry *e = &lsm_workers->workers[i];
+
+		if (!e->in_use)
+		{
+			gen = ++lsm_workers->next_generation;
+			e->in_use = true;
+			e->connected = false;
+			e->dbid = dbid;
+			e->generation = gen;
+			e->pid = 0;
+			e->latch = NULL;
+			e->busy_slot = -1;
+			e->start_requested = now;
+			entry = i;
+			break;
+		}
+	}
+	SpinLockRelease(&lsm_workers->mutex);
+	if (entry < 0)
+		return true;			/* cannot happen: the cap is below the table */
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "lsm_am");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "lsm_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "lsm_am worker for database %u", dbid);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "lsm_am worker");
+	bgw.bgw_main_arg = ObjectIdGetDatum(dbid);
+	info.entry = entry;
+	info.generation = gen;
+	memcpy(bgw.bgw_extra, &info, sizeof(info));
+	bgw.bgw_notify_pid = MyProcPid;
+
+	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
+	{
+		LsmEntryRelease(entry, gen, true, LSM_SF_REGISTER);
+		if (launcher_last_log == 0 ||
+			TimestampDifferenceExceeds(launcher_last_log, now, LSM_WORKER_LOG_MS))
+		{
+			launcher_last_log = now;
+			ereport(LOG,
+					(errmsg("lsm_am could not start a background worker for database %u",
+							dbid),
+					 errdetail("All max_worker_processes slots (%d) are in use; until a worker can start, backends flush and compact lsm indexes themselves.",
+							   max_worker_processes),
+					 errhint("Raise max_worker_processes (requires a restart) or lower lsm_am.max_workers.")));
+		}
+		return false;
+	}
+	launcher_handles[entry] = handle;
+	launcher_handle_gen[entry] = gen;
+	return true;
+}
+
+/* May the launcher (re)try starting a worker for dbid now? */
+static bool
+LsmLauncherMayStart(Oid dbid, TimestampTz now)
+{
+	LsmStartFailureEntry *f;
+	bool		ok = true;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	f = LsmFailureFindLocked(dbid);
+	if (f != NULL && f->reason != LSM_SF_CAP &&
+		!TimestampDifferenceExceeds(f->at, now, LSM_WORKER_RETRY_MS))
+		ok = false;
+	SpinLockRelease(&lsm_workers->mutex);
+	return ok;
+}
+
+/* One look at the slots: start the workers that are missing. */
+static void
+LsmLauncherRound(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	int			ndbs = 0;
+	int			total = 0;
+
+	LsmLauncherReap(now);
+	if (lsm_max_workers <= 0)
+		return;
+
+	/* unlocked: the pending bits are a hint, an Oid is read atomically */
+	for (int i = 0; i < lsm_shared->nslots; i++)
+	{
+		LsmSlot    *s = &lsm_shared->slots[i];
+		Oid			dbid = s->dbid;
+		int			j;
+
+		if (!OidIsValid(dbid) || pg_atomic_read_u32(&s->pending) == 0)
+			continue;
+		for (j = 0; j < ndbs; j++)
+			if (launcher_demand[j].dbid == dbid)
+				break;
+		if (j == ndbs)
+		{
+			launcher_demand[ndbs].dbid = dbid;
+			launcher_demand[ndbs].spcid = s->spcid;
+			launcher_demand[ndbs].indexes = 0;
+			launcher_demand[ndbs].live = 0;
+			ndbs++;
+		}
+		launcher_demand[j].indexes++;
+	}
+	if (ndbs == 0)
+		return;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+		if (lsm_workers->workers[i].in_use)
+			total++;
+	for (int j = 0; j < ndbs; j++)
+		launcher_demand[j].live = LsmLiveWorkersLocked(launcher_demand[j].dbid);
+	SpinLockRelease(&lsm_workers->mutex);
+
+	/* first a worker for every database, then a second where useful */
+	launcher_rr = (launcher_rr + 1) % ndbs;
+	for (int pass = 1; pass <= 2; pass++)
+	{
+		for (int k = 0; k < ndbs; k++)
+		{
+			LsmDbDemand *d = &launcher_demand[(launcher_rr + k) % ndbs];
+			int			want = pass == 1 ? 1 : Min(d->indexes, LSM_WORKERS_PER_DB);
+
+			while (d->live < want)
+			{
+				if (!LsmLauncherMayStart(d->dbid, now))
+					break;
+				if (d->live == 0 && !LsmDatabaseDirExists(d->dbid, d->spcid))
+				{
+					LsmLauncherForgetDroppedDatabase(d->dbid);
+					d->live = want; /* nothing more for it this round */
+					break;
+				}
+				if (total >= lsm_max_workers)
+				{
+					/* backends of a starved database serve themselves */
+					if (d->live == 0)
+					{
+						SpinLockAcquire(&lsm_workers->mutex);
+						LsmFailureRecordLocked(d->dbid, LSM_SF_CAP, now);
+						SpinLockRelease(&lsm_workers->mutex);
+					}
+					break;
+				}
+				if (!LsmLauncherStartWorker(d->dbid, now))
+					return;		/* no slot for anyone: retry next round */
+				d->live++;
+				total++;
+			}
+		}
+	}
+}
+
+/* Entry point of the launcher (registered in LsmWorkerInit). */
+void
+lsm_launcher_main(Datum arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
+	BackgroundWorkerUnblockSignals();
+
+	if (lsm_workers == NULL || lsm_shared == NULL)
+		proc_exit(0);			/* not preloaded: never registered, but be safe */
+
+	on_shmem_exit(LsmLauncherOnExit, (Datum) 0);
+	SpinLockAcquire(&lsm_workers->mutex);
+	lsm_workers->launcher_pid = MyProcPid;
+	lsm_workers->launcher_latch = MyLatch;
+	SpinLockRelease(&lsm_workers->mutex);
+
+	launcher_demand = MemoryContextAlloc(TopMemoryContext,
+										 sizeof(LsmDbDemand) * lsm_shared->nslots);
+
+	for (;;)
+	{
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ShutdownRequestPending)
+		{
+			/*
+			 * Exit code 1: at server shutdown nothing is restarted anyway;
+			 * after a pg_terminate_backend() the postmaster restarts us in
+			 * bgw_restart_time (exit code 0 would unregister the launcher).
+			 */
+			proc_exit(1);
+		}
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		/* handles outlive a round; everything else is freed at once */
+		old = MemoryContextSwitchTo(TopMemoryContext);
+		LsmLauncherRound();
+		MemoryContextSwitchTo(old);
+
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 lsm_worker_naptime_ms, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Worker
+ * ------------------------------------------------------------------------ */
+
+/* An index with pending work, copied from its slot under the map lock. */
+typedef struct LsmCandidate
+{
+	int			slotno;
+	uint32		generation;
+	Oid			indexoid;
+	Oid			spcid;
+	Oid			relnumber;
+} LsmCandidate;
+
+/* How maintaining one index ended. */
+typedef enum LsmWorkResult
+{
+	LSM_WR_DONE,				/* LsmMaintain returned */
+	LSM_WR_LOCKED,				/* the index lock was not granted */
+	LSM_WR_STALE,				/* the slot's index is gone or was rewritten */
+	LSM_WR_YIELDED,				/* stopped: somebody waits for the index */
+	LSM_WR_DATABASE,			/* stopped: somebody wants the database */
+	LSM_WR_ERROR				/* raised an error (reported) */
+} LsmWorkResult;
+
+/* worker-local state */
+static bool am_lsm_worker = false;
+static int	worker_entry = -1;
+static uint32 worker_generation;
+static LsmWorkResult worker_stop_reason;	/* set by LsmWorkerStop */
+static TimestampTz worker_last_db_probe;
+static Oid	worker_name_relid = InvalidOid;
+static char worker_name[2 * NAMEDATALEN + 8];	/* "schema"."name" */
+
+/* per slot: back-off of an index after an error or a conflict */
+static TimestampTz *worker_retry_at;
+static uint32 *worker_retry_gen;
+static int *worker_retry_count;
+
+bool
+LsmIsWorker(void)
+{
+	return am_lsm_worker;
+}
+
+/* Remember the qualified name of index for reports and error context. */
+static void
+LsmWorkerRememberName(Relation index)
+{
+	char	   *nsp = get_namespace_name(RelationGetNamespace(index));
+	const char *q = quote_qualified_identifier(nsp, RelationGetRelationName(index));
+
+	strlcpy(worker_name, q, sizeof(worker_name));
+	worker_name_relid = RelationGetRelid(index);
+	/* a syscache miss may have taken a catalog snapshot: do not keep it */
+	InvalidateCatalogSnapshot();
+}
+
+/* See lsm.h. */
+void
+LsmWorkerReportActivity(const char *what, Relation index)
+{
+	char	   *msg;
+
+	if (!am_lsm_worker)
+		return;
+	if (what == NULL || index == NULL)
+	{
+		pgstat_report_activity(STATE_IDLE, NULL);
+		return;
+	}
+	if (RelationGetRelid(index) != worker_name_relid)
+		LsmWorkerRememberName(index);
+	msg = psprintf("%s index %s", what, worker_name);
+	pgstat_report_activity(STATE_RUNNING, msg);
+	pfree(msg);
+}
+
+/* errcontext of errors while maintaining an index */
+static void
+LsmWorkerErrorContext(void *arg)
+{
+	const LsmCandidate *c = (const LsmCandidate *) arg;
+
+	if (worker_name_relid == c->indexoid)
+		errcontext("lsm_am background maintenance of index %s", worker_name);
+	else
+		errcontext("lsm_am background maintenance of index with OID %u",
+				   c->indexoid);
+}
+
+/*
+ * Is a command waiting to have our database to itself (DROP DATABASE, CREATE
+ * DATABASE ... TEMPLATE, ALTER DATABASE RENAME or SET TABLESPACE)?  They hold
+ * or wait for a lock on the database conflicting with the RowExclusiveLock
+ * sessions take to connect; a conditional request for that is refused then.
+ */
+static bool
+LsmDatabaseWanted(void)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+	if (LockAcquire(&tag, RowExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	LockRelease(&tag, RowExclusiveLock, true);
+	return false;
+}
+
+/* LsmStopCallback of the worker: see the header comment. */
+static bool
+LsmWorkerStop(Relation index)
+{
+	TimestampTz now;
+
+	CHECK_FOR_INTERRUPTS();
+	/* with an LWLock held, interrupts wait: let LsmMaintain unwind first */
+	if (ProcDiePending || QueryCancelPending)
+	{
+		worker_stop_reason = LSM_WR_YIELDED;
+		return true;
+	}
+	InvalidateCatalogSnapshot();
+	if (LockHasWaitersRelation(index, LSM_WORKER_LOCKMODE))
+	{
+		worker_stop_reason = LSM_WR_YIELDED;
+		return true;
+	}
+	now = GetCurrentTimestamp();
+	if (TimestampDifferenceExceeds(worker_last_db_probe, now, LSM_WORKER_POLL_MS))
+	{
+		worker_last_db_probe = now;
+		if (LsmDatabaseWanted())
+		{
+			worker_stop_reason = LSM_WR_DATABASE;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The slot of c no longer belongs to a live lsm index (dropped, truncated,
+ * reindexed): clear its pending bits so that nobody comes back for it.  The
+ * generation check under the map lock makes sure the slot was not handed to
+ * another index meanwhile.
+ */
+static void
+LsmWorkerForgetSlot(const LsmCandidate *c)
+{
+	LsmSlot    *s = &lsm_shared->slots[c->slotno];
+
+	LWLockAcquire(lsm_shared->map_lock, LW_EXCLUSIVE);
+	if (s->generation == c->generation)
+		pg_atomic_write_u32(&s->pending, 0);
+	LWLockRelease(lsm_shared->map_lock);
+}
+
+/* Maintain one index in a transaction of its own; errors are reported. */
+static LsmWorkResult
+LsmWorkerMaintainIndex(LsmCandidate *c)
+{
+	volatile LsmWorkResult result = LSM_WR_DONE;
+	MemoryContext cxt = CurrentMemoryContext;
+	ErrorContextCallback errcb;
+
+	errcb.callback = LsmWorkerErrorContext;
+	errcb.arg = c;
+	errcb.previous = error_context_stack;
+
+	PG_TRY();
+	{
+		Relation	index;
+
+		error_context_stack = &errcb;
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		if (!ConditionalLockRelationOid(c->indexoid, LSM_WORKER_LOCKMODE))
+			result = LSM_WR_LOCKED;
+		else
+		{
+			index = try_relation_open(c->indexoid, NoLock);
+			if (index == NULL ||
+				index->rd_rel->relkind != RELKIND_INDEX ||
+				index->rd_indam == NULL ||
+				index->rd_indam->ambuild != lsmbuild ||
+				LsmRelSpcOid(index) != c->spcid ||
+				LsmRelFileNumber(index) != c->relnumber)
+				result = LSM_WR_STALE;
+			else
+			{
+				LsmWorkerRememberName(index);
+				worker_stop_reason = LSM_WR_DONE;
+				LsmMaintain(index, LsmWorkerStop);
+				result = worker_stop_reason;
+				/* a cancel LsmMaintain only stopped for: raise it here */
+				CHECK_FOR_INTERRUPTS();
+			}
+			if (index != NULL)
+				relation_close(index, NoLock);
+			UnlockRelationOid(c->indexoid, LSM_WORKER_LOCKMODE);
+		}
+		CommitTransactionCommand();
+		error_context_stack = errcb.previous;
+	}
+	PG_CATCH();
+	{
+		HOLD_INTERRUPTS();
+		EmitErrorReport();
+		AbortOutOfAnyTransaction();
+		FlushErrorState();
+		RESUME_INTERRUPTS();
+		result = LSM_WR_ERROR;
+	}
+	PG_END_TRY();
+
+	MemoryContextSwitchTo(cxt);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	if (result == LSM_WR_STALE)
+		LsmWorkerForgetSlot(c);
+	return result;
+}
+
+/* Claim slotno unless another worker of our database works on it. */
+static bool
+LsmWorkerClaim(int slotno)
+{
+	bool		ok = true;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
+	{
+		LsmWorkerEntry *e = &lsm_workers->workers[i];
+
+		if (i != worker_entry && e->in_use && e->dbid == MyDatabaseId &&
+			e->busy_slot == slotno)
+			ok = false;
+	}
+	if (ok)
+		lsm_workers->workers[worker_entry].busy_slot = slotno;
+	SpinLockRelease(&lsm_workers->mutex);
+	return ok;
+}
+
+static void
+LsmWorkerUnclaim(void)
+{
+	SpinLockAcquire(&lsm_workers->mutex);
+	lsm_workers->workers[worker_entry].busy_slot = -1;
+	SpinLockRelease(&lsm_workers->mutex);
+}
+
+/* Copy the slots of our database with pending work; returns how many. */
+static int
+LsmWorkerCollect(LsmCandidate *cands)
+{
+	bool		any = false;
+	int			n = 0;
+
+	/* cheap unlocked look first: idle workers poll */
+	for (int i = 0; i < lsm_shared->nslots && !any; i++)
+		any = lsm_shared->slots[i].dbid == MyDatabaseId &&
+			pg_atomic_read_u32(&lsm_shared->slots[i].pending) != 0;
+	if (!any)
+		return 0;
+
+	LWLockAcquire(lsm_shared->map_lock, LW_SHARED);
+	for (int i = 0; i < lsm_shared->nslots; i++)
+	{
+		LsmSlot    *s = &lsm_shared->slots[i];
+
+		if (s->dbid != MyDatabaseId || pg_atomic_read_u32(&s->pending) == 0)
+			continue;
+		cands[n].slotno = i;
+		cands[n].generation = s->generation;
+		cands[n].indexoid = s->indexoid;
+		cands[n].spcid = s->spcid;
+		cands[n].relnumber = s->relnumber;
+		n++;
+	}
+	LWLockRelease(lsm_shared->map_lock);
+	return n;
+}
+
+/* Back off the index of c after result. */
+static void
+LsmWorkerBackOff(const LsmCandidate *c, LsmWorkResult result, TimestampTz now)
+{
+	int			i = c->slotno;
+	int			ms = LSM_WORKER_BACKOFF_MS;
+
+	if (worker_retry_gen[i] != c->generation)
+		worker_retry_count[i] = 0;
+	worker_retry_gen[i] = c->generation;
+	if (result == LSM_WR_ERROR)
+	{
+		/* 1 s, 2 s, 4 s, ... 60 s: a broken index must not flood the log */
+		for (int k = 0; k < worker_retry_count[i] && ms < LSM_WORKER_BACKOFF_MAX_MS; k++)
+			ms *= 2;
+		ms = Min(ms, LSM_WORKER_BACKOFF_MAX_MS);
+		worker_retry_count[i]++;
+	}
+	worker_retry_at[i] = TimestampTzPlusMilliseconds(now, ms);
+}
+
+/* Register our PGPROC's latch in our entry; false: the entry is not ours. */
+static bool
+LsmWorkerAttach(Oid dbid)
+{
+	LsmWorkerEntry *e = &lsm_workers->workers[worker_entry];
+	bool		ok;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	ok = e->in_use && e->generation == worker_generation &&
+		e->dbid == dbid && e->pid == 0;
+	if (ok)
+	{
+		e->pid = MyProcPid;
+		e->latch = MyLatch;
+	}
+	SpinLockRelease(&lsm_workers->mutex);
+	return ok;
+}
+
+/*
+ * Free our entry.  A worker that never reached its database records that, so
+ * that the launcher waits before it tries again and backends serve
+ * themselves meanwhile.
+ */
+static void
+LsmWorkerOnExit(int code, Datum arg)
+{
+	LsmWorkerEntry *e = &lsm_workers->workers[worker_entry];
+	bool		connected;
+	Latch	   *launcher;
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	connected = e->in_use && e->generation == worker_generation && e->connected;
+	launcher = lsm_workers->launcher_latch;
+	SpinLockRelease(&lsm_workers->mutex);
+
+	if (LsmEntryRelease(worker_entry, worker_generation, !connected, LSM_SF_START) &&
+		launcher != NULL)
+		SetLatch(launcher);		/* maybe a replacement is due */
+}
+
+/* Exit because a command wants the database to itself. */
+static void
+LsmWorkerLeaveDatabase(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	LsmFailureRecordLocked(MyDatabaseId, LSM_SF_DATABASE, now);
+	SpinLockRelease(&lsm_workers->mutex);
+	proc_exit(0);
+}
+
+/* Entry point of a worker for database DatumGetObjectId(arg). */
+void
+lsm_worker_main(Datum arg)
+{
+	Oid			dbid = DatumGetObjectId(arg);
+	LsmWorkerStartInfo info;
+	MemoryContext worker_cxt;
+	LsmCandidate *cands;
+	TimestampTz last_busy;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	am_lsm_worker = true;
+
+	memcpy(&info, MyBgworkerEntry->bgw_extra, sizeof(info));
+	if (lsm_workers == NULL || lsm_shared == NULL ||
+		info.entry < 0 || info.entry >= LSM_WORKER_SLOTS)
+		proc_exit(0);
+	worker_entry = info.entry;
+	worker_generation = info.generation;
+	if (!LsmWorkerAttach(dbid))
+		proc_exit(0);			/* forgotten by the launcher meanwhile */
+	before_shmem_exit(LsmWorkerOnExit, (Datum) 0);
+
+	BackgroundWorkerInitializeConnectionByOid(dbid, InvalidOid, 0);
+
+	SpinLockAcquire(&lsm_workers->mutex);
+	lsm_workers->workers[worker_entry].connected = true;
+	LsmFailureForgetLocked(dbid);
+	SpinLockRelease(&lsm_workers->mutex);
+
+	pgstat_report_appname("lsm_am worker");
+	pgstat_report_activity(STATE_IDLE, NULL);
+
+	worker_cxt = AllocSetContextCreate(TopMemoryContext, "lsm_am worker",
+									   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(worker_cxt);
+	cands = MemoryContextAlloc(TopMemoryContext,
+							   sizeof(LsmCandidate) * lsm_shared->nslots);
+	worker_retry_at = MemoryContextAllocZero(TopMemoryContext,
+											 sizeof(TimestampTz) * lsm_shared->nslots);
+	worker_retry_gen = MemoryContextAllocZero(TopMemoryContext,
+											  sizeof(uint32) * lsm_shared->nslots);
+	worker_retry_count = MemoryContextAllocZero(TopMemoryContext,
+												sizeof(int) * lsm_shared->nslots);
+
+	last_busy = GetCurrentTimestamp();
+	for (;;)
+	{
+		bool		did_work = false;
+		bool		waiting_work = false;
+		TimestampTz now;
+		int			n;
+
+		/* a cancel between two indexes has nothing to cancel */
+		QueryCancelPending = false;
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		if (lsm_max_workers <= 0)
+			proc_exit(0);
+		worker_last_db_probe = GetCurrentTimestamp();
+		if (LsmDatabaseWanted())
+			LsmWorkerLeaveDatabase();
+
+		n = LsmWorkerCollect(cands);
+		for (int k = 0; k < n; k++)
+		{
+			LsmCandidate *c = &cands[k];
+			LsmWorkResult result;
+
+			now = GetCurrentTimestamp();
+			if (worker_retry_gen[c->slotno] == c->generation &&
+				now < worker_retry_at[c->slotno])
+			{
+				waiting_work = true;
+				continue;
+			}
+			if (!LsmWorkerClaim(c->slotno))
+				continue;		/* the other worker of our database has it */
+			result = LsmWorkerMaintainIndex(c);
+			LsmWorkerUnclaim();
+
+			switch (result)
+			{
+				case LSM_WR_DONE:
+					did_work = true;
+					worker_retry_count[c->slotno] = 0;
+					break;
+				case LSM_WR_STALE:
+					break;
+				case LSM_WR_LOCKED:
+				case LSM_WR_YIELDED:
+				case LSM_WR_ERROR:
+					waiting_work = true;
+					LsmWorkerBackOff(c, result, GetCurrentTimestamp());
+					break;
+				case LSM_WR_DATABASE:
+					LsmWorkerLeaveDatabase();
+					break;
+			}
+			CHECK_FOR_INTERRUPTS();
+			MemoryContextReset(worker_cxt);
+		}
+
+		now = GetCurrentTimestamp();
+		if (did_work || waiting_work)
+			last_busy = now;
+		if (did_work)
+			continue;			/* look again at once: more may be queued */
+
+		if (TimestampDifferenceExceeds(last_busy, now, lsm_worker_idle_timeout_ms))
+			proc_exit(0);
+		pgstat_report_stat(false);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 LSM_WORKER_POLL_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
