@@ -28,6 +28,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -170,6 +171,25 @@ LsmRetireStamp(void)
 	return U64FromFullTransactionId(ReadNextFullTransactionId());
 }
 
+/*
+ * The oldest FullTransactionId some snapshot may still need.  Computed from
+ * the proc array directly (GetOldestNonRemovableTransactionId), because
+ * workers take no snapshot and GlobalVis state needs one.
+ */
+static uint64
+LsmOldestNeeded(void)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	TransactionId oldest = GetOldestNonRemovableTransactionId(NULL);
+	uint32		behind = XidFromFullTransactionId(next) - oldest;
+
+	if (!TransactionIdIsNormal(oldest))
+		return 0;
+	return U64FromFullTransactionId(next) - behind;
+}
+
+static uint64 lsm_oldest_needed = 0;	/* cache for one allocation */
+
 static bool
 LsmExtentReusable(LsmExtent *e)
 {
@@ -177,12 +197,9 @@ LsmExtentReusable(LsmExtent *e)
 		return true;
 	if (RecoveryInProgress())
 		return false;
-	if (GlobalVisCheckRemovableFullXid(NULL, FullTransactionIdFromU64(e->reuse_after)))
-	{
-		e->reuse_after = 0;		/* remember (harmless if not logged) */
-		return true;
-	}
-	return false;
+	if (lsm_oldest_needed == 0)
+		lsm_oldest_needed = LsmOldestNeeded();
+	return e->reuse_after < lsm_oldest_needed;
 }
 
 /*
@@ -256,6 +273,8 @@ static BlockNumber
 LsmAllocChoose(LsmMetaPageData *m, uint32 npages)
 {
 	int			best = -1;
+
+	lsm_oldest_needed = 0;
 
 	for (int i = 0; i < (int) m->nfree; i++)
 	{
@@ -368,6 +387,7 @@ LsmReserveGrow(Relation index, int which, uint32 more)
 	bool		ok = false;
 	GenericXLogState *state;
 
+	lsm_oldest_needed = 0;
 	if (end == m->nblocks)
 		ok = true;
 	else
