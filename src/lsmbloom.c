@@ -159,7 +159,9 @@ LsmBloomProbe(Relation index, const LsmRunRef *ref, uint64 h)
 	LsmCheckPage(index, buf, LSM_PK_RUN_BLOOM, ref->run_id);
 	page = BufferGetPage(buf);
 	st = lsm_bloom_page_parse(LsmPageContent(page), LsmPageContentLen(page), &info);
-	if (st == LSM_OK && info.nblocks_total == ref->bloom_nblocks)
+	if (st == LSM_OK && info.nblocks_total != ref->bloom_nblocks)
+		st = LSM_CORRUPT;
+	if (st == LSM_OK)
 		st = lsm_bloom_page_probe(&info, h, &may);
 	UnlockReleaseBuffer(buf);
 	if (st != LSM_OK)
@@ -316,8 +318,9 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 			st = lsm_bloom_page_parse(LsmPageContent(page), LsmPageContentLen(page), &info);
 			if (st == LSM_OK &&
 				(info.nblocks_total != ref->bloom_nblocks || info.first_block != i * bpp ||
-				 info.first_block + info.nblocks > ref->bloom_nblocks))
-				st = LSM_CORRUPT;
+				 info.first_block + info.nblocks > ref->bloom_nblocks ||
+				 (e->bloom_k != 0 && info.k != e->bloom_k)))
+				st = LSM_CORRUPT;	/* every page of a filter has the same k */
 			if (st == LSM_OK)
 			{
 				memcpy(e->bloom + (Size) info.first_block * LSM_BLOOM_BLOCK_BYTES,

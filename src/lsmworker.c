@@ -311,13 +311,21 @@ LsmEntryRelease(int i, uint32 gen, bool failed, LsmStartFailure reason)
  * Calls from backends
  * ------------------------------------------------------------------------ */
 
-/* Wake the launcher (if dbid may want another worker) and dbid's workers. */
+/*
+ * Wake dbid's workers, and the launcher if dbid has none.  Stalled inserts
+ * call this every few milliseconds: the launcher is woken only when it can
+ * do something at once (start a first worker; after a failed start it
+ * retries on its own schedule).  A second worker for a database is started
+ * by the launcher's periodic round.
+ */
 void
 LsmWakeWorkers(Oid dbid)
 {
 	Latch	   *latches[LSM_WORKER_SLOTS + 1];
 	int			n = 0;
-	int			live = 0;
+	bool		wake_launcher;
+	LsmStartFailureEntry *f;
+	TimestampTz failed_at = 0;
 
 	if (lsm_workers == NULL)
 		return;
@@ -327,16 +335,22 @@ LsmWakeWorkers(Oid dbid)
 	{
 		LsmWorkerEntry *e = &lsm_workers->workers[i];
 
-		if (e->in_use && e->dbid == dbid)
-		{
-			live++;
-			if (e->latch != NULL)
-				latches[n++] = e->latch;
-		}
+		if (e->in_use && e->dbid == dbid && e->latch != NULL)
+			latches[n++] = e->latch;
 	}
-	if (live < LSM_WORKERS_PER_DB && lsm_workers->launcher_latch != NULL)
+	wake_launcher = LsmLiveWorkersLocked(dbid) == 0 &&
+		lsm_workers->launcher_latch != NULL;
+	if (wake_launcher && (f = LsmFailureFindLocked(dbid)) != NULL &&
+		f->reason != LSM_SF_CAP)
+		failed_at = f->at;
+	if (wake_launcher)
 		latches[n++] = lsm_workers->launcher_latch;
 	SpinLockRelease(&lsm_workers->mutex);
+
+	if (failed_at != 0 && wake_launcher &&
+		!TimestampDifferenceExceeds(failed_at, GetCurrentTimestamp(),
+									LSM_WORKER_RETRY_MS))
+		n--;					/* the launcher latch is the last one */
 
 	/*
 	 * Outside the spinlock (SetLatch may signal).  A latch whose process
