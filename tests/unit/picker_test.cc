@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <ostream>
 #include <random>
 #include <set>
 #include <string>
@@ -336,6 +337,19 @@ TEST(PickerTest, LeveledHighestScoreFirstTiesToLowerLevel) {
   p = Pick(rs, Opts(LSM_POLICY_LEVELED, 4, 4, 10));
   EXPECT_EQ(p.ids, Ids{1});
   EXPECT_EQ(p.output_level, 2u);
+  // Exactly on target is not over it.
+  rs[0].pages = 10;
+  rs[1].pages = 40;
+  EXPECT_EQ(Pick(rs, Opts(LSM_POLICY_LEVELED, 4, 4, 10)).kind, LSM_PICK_NONE);
+  std::vector<LsmPickRun> runs = ToPick(rs);
+  LsmPickOptions o = Opts(LSM_POLICY_LEVELED, 4, 4, 10);
+  for (uint32_t lv = 1; lv <= 2; lv++) {
+    LsmPickLevelStats st;
+    ASSERT_EQ(lsm_pick_level_stats(runs.data(), runs.size(), &o, lv, &st),
+              LSM_OK);
+    EXPECT_DOUBLE_EQ(st.score, 1.0);
+    EXPECT_EQ(st.needs_work, 0) << "level " << lv;
+  }
 }
 
 TEST(PickerTest, LeveledNothingBeyondMaxLevel) {
@@ -389,6 +403,13 @@ TEST(PickerTest, LeveledL0AndL1MergeDoesNotWidenIntoOtherL1Runs) {
   // The repair of L1 comes after the L0 trigger.
   EXPECT_EQ(p.reason, "L0 trigger");
   EXPECT_EQ(p.ids, (Ids{9, 1, 2, 3}));
+  // Widening to the left takes in runs that did not overlap at first.
+  rs = {{1, 1, 1, "a", "c"},
+        {2, 1, 1, "b", "h"},
+        {3, 1, 1, "x", "y"},
+        {9, 0, 1, "g", "g"}};
+  p = Pick(rs, o);
+  EXPECT_EQ(p.ids, (Ids{9, 1, 2}));
 }
 
 // ---------------------------------------------------------------------------
@@ -465,6 +486,19 @@ TEST(PickerTest, NoOutputIntoRangeARunningCompactionWrites) {
   EXPECT_EQ(p.reason, "manifest pressure");
   EXPECT_EQ(p.ids, (Ids{2, 3}));
   rs[0].busy = true;
+  p = Pick(rs, o);
+  EXPECT_EQ(p.kind, LSM_PICK_NONE);
+  // The same for busy L0 runs on their way into L1 (their whole hull: the
+  // output of an L0 merge spans the gaps between its inputs).
+  rs = {{1, 0, 1, "k", "l"}, {4, 0, 1, "o", "p"},
+        {2, 1, 1, "a", "b"}, {3, 1, 1, "x", "y"}};
+  p = Pick(rs, o);
+  EXPECT_EQ(p.reason, "manifest pressure");
+  EXPECT_EQ(p.ids, (Ids{2, 3}));
+  rs[0].busy = rs[1].busy = true;
+  rs[1].min = "m";  // the runs [k, l] and [m, p] leave a gap
+  rs[1].max = "n";
+  rs.push_back({5, 1, 1, "lm", "lm"});  // an L1 run in that gap
   p = Pick(rs, o);
   EXPECT_EQ(p.kind, LSM_PICK_NONE);
 }
@@ -645,6 +679,11 @@ TEST(PickerTest, PressureOnOverlappingLevelsTakesTheSmallestRuns) {
   p = Pick(rs, Opts(LSM_POLICY_TIERED, 100, 4, 10, 4));
   EXPECT_EQ(p.output_level, 4u);
   EXPECT_EQ(p.ids, (Ids{3, 4, 5}));
+  // Too many of its runs busy: the next level.
+  rs[2].busy = rs[3].busy = true;
+  p = Pick(rs, Opts(LSM_POLICY_TIERED, 100, 4, 10, 4));
+  EXPECT_EQ(p.output_level, 1u);
+  EXPECT_EQ(p.ids, (Ids{1, 2}));
 }
 
 // ---------------------------------------------------------------------------
@@ -1196,6 +1235,11 @@ void RunSimulation(const SimConfig& cfg, int flushes, size_t keys_per_flush) {
       static_cast<unsigned long long>(sim.moves()),
       static_cast<unsigned long long>(sim.pressure_merges()),
       sim.Shape().c_str());
+}
+
+void PrintTo(const SimConfig& c, std::ostream* os) {
+  *os << PolicyName(c.policy) << (c.sequential ? " sequential" : " random")
+      << " l0_trigger " << c.l0_trigger << " concurrency " << c.concurrency;
 }
 
 class PickerSimTest : public ::testing::TestWithParam<SimConfig> {};
