@@ -197,9 +197,9 @@ LsmUnpin(int slotno, uint32 generation)
  * Returns false if there was nothing to flush, the manifest is full, or
  * stop() asked to give up.  REQUIRES: flush lock.
  */
-bool
-LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
-			   double *removed, LsmStopCallback stop)
+static bool
+LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
+				   double *removed, LsmStopCallback stop)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 	int			slotno = LsmSlotNo(slot);
@@ -464,8 +464,8 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
 }
 
 /* Is a flush or compaction of this index due or running? */
-bool
-LsmWorkPending(Relation index)
+static bool
+LsmWorkPendingGuts(Relation index)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
 	bool		pending = slot->nimm > 0;
@@ -571,8 +571,8 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
  * Run one compaction the picker chooses.  Returns false if there was
  * nothing to do or stop() made it give up.  REQUIRES: compaction lock.
  */
-bool
-LsmCompactOnce(Relation index, LsmStopCallback stop)
+static bool
+LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	LsmPick    *pick = palloc(sizeof(LsmPick));
@@ -647,6 +647,50 @@ LsmCompactFull(Relation index)
 	}
 	LsmCompactUnlock(index);
 	pfree(meta);
+}
+
+/*
+ * The entry points run in a memory context of their own, deleted when they
+ * return: a stalled insert or wait_for_merges may call them thousands of
+ * times in one statement.  (On ERROR the context goes with its parent.)
+ */
+#define LSM_IN_CONTEXT(call) \
+	do { \
+		MemoryContext cxt_ = AllocSetContextCreate(CurrentMemoryContext, \
+												   "lsm maintenance", \
+												   ALLOCSET_DEFAULT_SIZES); \
+		MemoryContext old_ = MemoryContextSwitchTo(cxt_); \
+		result = (call); \
+		MemoryContextSwitchTo(old_); \
+		MemoryContextDelete(cxt_); \
+	} while (0)
+
+bool
+LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
+			   double *removed, LsmStopCallback stop)
+{
+	bool		result;
+
+	LSM_IN_CONTEXT(LsmFlushOldestGuts(index, dead, dead_state, removed, stop));
+	return result;
+}
+
+bool
+LsmCompactOnce(Relation index, LsmStopCallback stop)
+{
+	bool		result;
+
+	LSM_IN_CONTEXT(LsmCompactOnceGuts(index, stop));
+	return result;
+}
+
+bool
+LsmWorkPending(Relation index)
+{
+	bool		result;
+
+	LSM_IN_CONTEXT(LsmWorkPendingGuts(index));
+	return result;
 }
 
 /* ------------------------------------------------------------------------

@@ -887,6 +887,21 @@ LsmWorkerForgetSlot(const LsmCandidate *c)
 	LWLockRelease(lsm_shared->map_lock);
 }
 
+/*
+ * LsmMaintain failed after clearing the slot's pending bits: set them again,
+ * so that the index is retried after its back-off.
+ */
+static void
+LsmWorkerRequeueSlot(const LsmCandidate *c)
+{
+	LsmSlot    *s = &lsm_shared->slots[c->slotno];
+
+	LWLockAcquire(lsm_shared->map_lock, LW_SHARED);
+	if (s->generation == c->generation)
+		pg_atomic_fetch_or_u32(&s->pending, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
+	LWLockRelease(lsm_shared->map_lock);
+}
+
 /* Maintain one index in a transaction of its own; errors are reported. */
 static LsmWorkResult
 LsmWorkerMaintainIndex(LsmCandidate *c)
@@ -949,6 +964,8 @@ LsmWorkerMaintainIndex(LsmCandidate *c)
 	pgstat_report_activity(STATE_IDLE, NULL);
 	if (result == LSM_WR_STALE)
 		LsmWorkerForgetSlot(c);
+	else if (result == LSM_WR_ERROR)
+		LsmWorkerRequeueSlot(c);
 	return result;
 }
 
