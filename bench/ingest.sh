@@ -7,7 +7,7 @@
 #                        [--out DIR]                                   (as root)
 #
 # (b) For each key kind (--keys, default rand-int8,rand-uuid,time-int8) and
-# each index variant (--variants, default btree,lsm), on one throwaway
+# each index variant (--variants, default btree,lsm,lsm-tiered,lsm-lazy), on one throwaway
 # cluster: a table ing(k), one index on k, and N clients (default 2, pgbench)
 # each running "INSERT ... SELECT <key> FROM generate_series(1, 1000)" until a
 # fixed number of rows, the same for every variant, chosen so that the btree
@@ -28,9 +28,9 @@
 # --read-seconds (default 2) with 1 client, median of --read-reps repetitions
 # (default 3).
 #
-# Merge policies: each variant is NAME|CREATE INDEX clause.  v0.1 has one merge
-# policy; when the Merge issue adds leveled/tiered/lazy, add them to VARIANTS
-# below (or pass --variant 'lsm-tiered|USING lsm (k) WITH (...)').
+# Compaction policies: each variant is NAME|CREATE INDEX clause; "lsm" is the
+# default (leveled), lsm-tiered and lsm-lazy the others (or pass --variant
+# 'NAME|USING lsm (k) WITH (...)').
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -38,9 +38,8 @@ set -euo pipefail
 VARIANTS=(
 	"btree|USING btree (k)"
 	"lsm|USING lsm (k)"
-	# Merge issue: "lsm-leveled|USING lsm (k) WITH (merge_policy = leveled)"
-	#              "lsm-tiered|USING lsm (k) WITH (merge_policy = tiered)"
-	#              "lsm-lazy|USING lsm (k) WITH (merge_policy = lazy)"
+	"lsm-tiered|USING lsm (k) WITH (compaction = tiered)"
+	"lsm-lazy|USING lsm (k) WITH (compaction = lazy)"
 )
 KEYS=rand-int8,rand-uuid,time-int8
 SELECTED=
@@ -70,7 +69,7 @@ while [ $# -gt 0 ]; do
 	*) lsm_die "ingest.sh: unknown argument $1 (try --help)" ;;
 	esac
 done
-[ -n "$SELECTED" ] || SELECTED=btree,lsm
+[ -n "$SELECTED" ] || SELECTED=btree,lsm,lsm-tiered,lsm-lazy
 [ -z "${EXTRA:-}" ] || SELECTED=$SELECTED,$EXTRA # --variant adds to the selection
 for n in "$CLIENTS" "$BATCH" "$READ_REPS" "$READ_SECONDS"; do
 	[[ $n =~ ^[1-9][0-9]*$ ]] || lsm_die "--clients, --batch, --read-reps and --read-seconds take positive integers"
