@@ -343,27 +343,33 @@ extern void LsmBloomFinish(LsmRunWriter *w, LsmRunRef *ref, uint32 first_rel);
 extern void LsmBloomAbandon(LsmRunWriter *w);
 extern uint64 LsmBloomHashPrefix(const LsmKeyDesc *desc, const uint8 *key, int len,
 								 int ncols, bool *ok);
-extern bool LsmBloomProbe(Relation index, const LsmRunRef *ref, uint64 h);
 
-/* Backend cache of a run's header, fence pages and filter (lsmbloom.c). */
+/*
+ * Backend cache of a run's header, fence pages and filter pages (lsmbloom.c),
+ * each page loaded the first time a lookup needs it.
+ */
 typedef struct LsmRunCacheEntry
 {
 	char		key[24];		/* LsmRunCacheKey */
 	bool		valid;
+	LsmRunRef	ref;			/* the run (start, pages, filter) */
 	uint8	   *header;			/* content of relative page 0 */
 	int			header_len;
 	LsmRunHeader hdr;			/* parsed; points into header */
 	uint32		fence_first;	/* relative page of the first fence page */
 	uint32		nfence;
-	uint8	  **fence;			/* contents of the fence pages */
+	uint8	  **fence;			/* contents of the fence pages, or NULL */
 	int		   *fence_len;
-	uint32		bloom_k;		/* 0: no filter */
-	uint8	   *bloom;			/* bloom_nblocks * 64 bytes */
+	uint32		bloom_pages;	/* filter pages */
+	uint32		bloom_bpp;		/* blocks per filter page */
+	const uint8 **bloom_blocks; /* per filter page: its blocks, or NULL */
+	uint32	   *bloom_k;		/* per filter page: k */
 } LsmRunCacheEntry;
 
 extern LsmRunCacheEntry *LsmRunCacheGet(Relation index, const LsmRunRef *ref);
-extern bool LsmRunCacheMayContain(const LsmRunCacheEntry *e, const LsmRunRef *ref,
-								  uint64 h);
+extern bool LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h);
+extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel,
+									 int *len);
 
 /* Callback deciding whether a TID is dead (VACUUM); NULL keeps everything. */
 typedef bool (*LsmDeadCallback) (ItemPointer tid, void *state);

@@ -8,10 +8,10 @@
  * pages.  The manifest entry records where they start and how many blocks
  * the filter has; a run with bloom_nblocks = 0 has no filter.
  *
- * Probing (lsmscan.c): a scan with equality on at least the filter's
- * columns hashes the same prefix and reads the one filter page holding the
- * hash's block; "absent" skips the run without touching its fence or data
- * pages.
+ * Probing (lsmrun.c, through the backend cache below): a scan with equality
+ * on at least the filter's columns hashes the same prefix and probes the one
+ * block the hash maps to; "absent" skips the run without touching its fence
+ * or data pages.
  */
 #include "postgres.h"
 
@@ -131,56 +131,16 @@ LsmBloomAbandon(LsmRunWriter *w)
 	w->bloom = NULL;
 }
 
-/*
- * May run ref contain an entry whose first ref->bloom_cols columns hash to
- * h?  Reads the one filter page holding h's block.  A run without a filter
- * may contain anything.
- */
-bool
-LsmBloomProbe(Relation index, const LsmRunRef *ref, uint64 h)
-{
-	uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
-	uint32		block;
-	uint32		rel;
-	Buffer		buf;
-	Page		page;
-	LsmBloomPageInfo info;
-	LsmStatus	st;
-	int			may = 1;
-
-	if (ref->bloom_nblocks == 0 || bpp == 0)
-		return true;
-	block = lsm_bloom_block_of(h, ref->bloom_nblocks);
-	rel = ref->bloom_start + block / bpp;
-	if (rel >= ref->npages)
-		return true;
-	buf = ReadBuffer(index, ref->start + rel);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	LsmCheckPage(index, buf, LSM_PK_RUN_BLOOM, ref->run_id);
-	page = BufferGetPage(buf);
-	st = lsm_bloom_page_parse(LsmPageContent(page), LsmPageContentLen(page), &info);
-	if (st == LSM_OK && info.nblocks_total != ref->bloom_nblocks)
-		st = LSM_CORRUPT;
-	if (st == LSM_OK)
-		st = lsm_bloom_page_probe(&info, h, &may);
-	UnlockReleaseBuffer(buf);
-	if (st != LSM_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": run %u has a corrupted bloom filter page",
-						RelationGetRelationName(index), ref->run_id),
-				 errhint("REINDEX the index.")));
-	return may != 0;
-}
-
 /* ------------------------------------------------------------------------
- * Backend cache of run headers, fence pages and filters.
+ * Backend cache of run headers, fence pages and filter pages.
  *
  * Runs never change once published (VACUUM rewrites data pages only, and
  * leaves header and fence keys valid lower bounds), and run ids are never
  * reused within an index incarnation, so a cached copy stays right for the
- * run's life; an entry of a retired run is just never asked for again.  The
- * cache is dropped whole when it grows past LSM_RUN_CACHE_BYTES.
+ * run's life; an entry of a retired run is just never asked for again.  Pages
+ * are loaded one at a time as lookups need them, so a new connection's first
+ * lookup reads about what a btree descent reads.  The cache is dropped whole
+ * when it grows past LSM_RUN_CACHE_BYTES.
  * ------------------------------------------------------------------------ */
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -247,8 +207,8 @@ LsmRunCacheReadPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kin
 }
 
 /*
- * The cached header, fence pages and filter of a run, loaded on first use
- * (reads every fence and filter page of the run once).
+ * The cached entry of a run: its header is read now, fence and filter pages
+ * when first needed.
  */
 LsmRunCacheEntry *
 LsmRunCacheGet(Relation index, const LsmRunRef *ref)
@@ -257,8 +217,6 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 	LsmRunCacheEntry *e;
 	bool		found;
 	LsmRunHeader hdr;
-	uint32		fence_first,
-				fence_end;
 
 	if (lsm_run_cache == NULL || lsm_run_cache_bytes > LSM_RUN_CACHE_BYTES)
 		LsmRunCacheReset();
@@ -267,84 +225,99 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 	key.relnumber = LsmRelFileNumber(index);
 	key.instance_id = LsmGetRelCache(index)->instance_id;
 	key.run_id = ref->run_id;
-	e = hash_search(lsm_run_cache, &key, HASH_FIND, NULL);
-	if (e && e->valid)
+	e = hash_search(lsm_run_cache, &key, HASH_ENTER, &found);
+	if (found && e->valid)
 		return e;
 
-	e = hash_search(lsm_run_cache, &key, HASH_ENTER, &found);
 	e->valid = false;
+	e->ref = *ref;
 	e->header = LsmRunCacheReadPage(index, ref, 0, LSM_PK_RUN_HEADER, &e->header_len);
 	LsmCheckStatus(index, lsm_runheader_parse(e->header, e->header_len, &hdr),
 				   "reading a run header");
 	e->hdr = hdr;
-	fence_first = hdr.ndata_pages + 1;
-	fence_end = hdr.npages;
-	if (fence_end > ref->npages || fence_first > fence_end)
+	if (hdr.npages > ref->npages || hdr.ndata_pages + 1 > hdr.npages)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\": run %u header does not match the manifest",
 						RelationGetRelationName(index), ref->run_id),
 				 errhint("REINDEX the index.")));
-	e->fence_first = fence_first;
-	e->nfence = fence_end - fence_first;
+	e->fence_first = hdr.ndata_pages + 1;
+	e->nfence = hdr.npages - e->fence_first;
 	e->fence = MemoryContextAllocZero(lsm_run_cache_cxt,
 									  sizeof(uint8 *) * Max(e->nfence, 1));
 	e->fence_len = MemoryContextAllocZero(lsm_run_cache_cxt,
 										  sizeof(int) * Max(e->nfence, 1));
-	for (uint32 i = 0; i < e->nfence; i++)
-		e->fence[i] = LsmRunCacheReadPage(index, ref, fence_first + i, LSM_PK_RUN_FENCE,
-										  &e->fence_len[i]);
-
-	e->bloom_k = 0;
-	e->bloom = NULL;
-	if (ref->bloom_nblocks > 0)
-	{
-		uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
-		uint32		npages = bpp ? (ref->bloom_nblocks + bpp - 1) / bpp : 0;
-
-		e->bloom = MemoryContextAlloc(lsm_run_cache_cxt,
-									  (Size) ref->bloom_nblocks * LSM_BLOOM_BLOCK_BYTES);
-		lsm_run_cache_bytes += (Size) ref->bloom_nblocks * LSM_BLOOM_BLOCK_BYTES;
-		for (uint32 i = 0; i < npages; i++)
-		{
-			Buffer		buf = ReadBuffer(index, ref->start + ref->bloom_start + i);
-			Page		page;
-			LsmBloomPageInfo info;
-			LsmStatus	st;
-
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			LsmCheckPage(index, buf, LSM_PK_RUN_BLOOM, ref->run_id);
-			page = BufferGetPage(buf);
-			st = lsm_bloom_page_parse(LsmPageContent(page), LsmPageContentLen(page), &info);
-			if (st == LSM_OK &&
-				(info.nblocks_total != ref->bloom_nblocks || info.first_block != i * bpp ||
-				 info.first_block + info.nblocks > ref->bloom_nblocks ||
-				 (e->bloom_k != 0 && info.k != e->bloom_k)))
-				st = LSM_CORRUPT;	/* every page of a filter has the same k */
-			if (st == LSM_OK)
-			{
-				memcpy(e->bloom + (Size) info.first_block * LSM_BLOOM_BLOCK_BYTES,
-					   info.blocks, (Size) info.nblocks * LSM_BLOOM_BLOCK_BYTES);
-				e->bloom_k = info.k;
-			}
-			UnlockReleaseBuffer(buf);
-			if (st != LSM_OK)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\": run %u has a corrupted bloom filter page",
-								RelationGetRelationName(index), ref->run_id),
-						 errhint("REINDEX the index.")));
-		}
-	}
+	e->bloom_bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
+	e->bloom_pages = 0;
+	if (ref->bloom_nblocks > 0 && e->bloom_bpp > 0)
+		e->bloom_pages = (ref->bloom_nblocks + e->bloom_bpp - 1) / e->bloom_bpp;
+	e->bloom_blocks = MemoryContextAllocZero(lsm_run_cache_cxt,
+											 sizeof(uint8 *) * Max(e->bloom_pages, 1));
+	e->bloom_k = MemoryContextAllocZero(lsm_run_cache_cxt,
+										sizeof(uint32) * Max(e->bloom_pages, 1));
 	e->valid = true;
 	return e;
 }
 
-/* The cached filter's answer for h (true: may contain). */
-bool
-LsmRunCacheMayContain(const LsmRunCacheEntry *e, const LsmRunRef *ref, uint64 h)
+/* Fence page rel of the run (cached). */
+const uint8 *
+LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel, int *len)
 {
-	if (e->bloom == NULL || e->bloom_k == 0)
+	uint32		i;
+
+	if (rel < e->fence_first || rel - e->fence_first >= e->nfence)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\": run %u has a broken fence tree",
+						RelationGetRelationName(index), e->ref.run_id),
+				 errhint("REINDEX the index.")));
+	i = rel - e->fence_first;
+	if (e->fence[i] == NULL)
+		e->fence[i] = LsmRunCacheReadPage(index, &e->ref, rel, LSM_PK_RUN_FENCE,
+										  &e->fence_len[i]);
+	*len = e->fence_len[i];
+	return e->fence[i];
+}
+
+/*
+ * The run's filter's answer for h (true: may contain), reading the one
+ * filter page that holds h's block the first time it is needed.
+ */
+bool
+LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
+{
+	uint32		block,
+				pg;
+
+	if (e->bloom_pages == 0)
 		return true;
-	return lsm_bloom_may_contain(e->bloom, ref->bloom_nblocks, e->bloom_k, h) != 0;
+	block = lsm_bloom_block_of(h, e->ref.bloom_nblocks);
+	pg = block / e->bloom_bpp;
+	if (pg >= e->bloom_pages)
+		return true;
+	if (e->bloom_blocks[pg] == NULL)
+	{
+		int			len;
+		uint8	   *content = LsmRunCacheReadPage(index, &e->ref, e->ref.bloom_start + pg,
+												  LSM_PK_RUN_BLOOM, &len);
+		LsmBloomPageInfo info;
+		LsmStatus	st = lsm_bloom_page_parse(content, len, &info);
+
+		if (st == LSM_OK &&
+			(info.nblocks_total != e->ref.bloom_nblocks ||
+			 info.first_block != pg * e->bloom_bpp ||
+			 info.first_block + info.nblocks > e->ref.bloom_nblocks))
+			st = LSM_CORRUPT;
+		if (st != LSM_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\": run %u has a corrupted bloom filter page",
+							RelationGetRelationName(index), e->ref.run_id),
+					 errhint("REINDEX the index.")));
+		e->bloom_k[pg] = info.k;
+		e->bloom_blocks[pg] = info.blocks;
+	}
+	return lsm_bloom_block_may_contain(e->bloom_blocks[pg] +
+									   (Size) (block - pg * e->bloom_bpp) * LSM_BLOOM_BLOCK_BYTES,
+									   e->bloom_k[pg], h) != 0;
 }

@@ -124,7 +124,7 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 	if (c->bloom_check)
 	{
 		c->probed = true;
-		if (!LsmRunCacheMayContain(e, &c->ref, c->bloom_hash))
+		if (!LsmRunCacheMayContain(index, e, c->bloom_hash))
 		{
 			c->filtered = true;
 			return false;
@@ -154,14 +154,13 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 					   "searching a fence page");
 		if (is_data)
 			break;
-		if (++depth > 32 || child < e->fence_first || child - e->fence_first >= e->nfence)
+		if (++depth > 32)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\": run %u has a broken fence tree",
+					 errmsg("index \"%s\": run %u has a cyclic fence tree",
 							RelationGetRelationName(index), c->ref.run_id),
 					 errhint("REINDEX the index.")));
-		content = e->fence[child - e->fence_first];
-		len = e->fence_len[child - e->fence_first];
+		content = LsmRunCacheFence(index, e, child, &len);
 		is_header = false;
 	}
 	if (child < 1 || child > c->ndata)
