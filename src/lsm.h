@@ -388,6 +388,8 @@ extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
 						double *removed);
 extern bool LsmCompactOnce(Relation index, LsmStopCallback stop);
 extern void LsmCompactFull(Relation index);
+extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
+							void *dead_state, double *removed);
 extern bool LsmWorkPending(Relation index);
 extern void LsmInsertKey(Relation index, const uint8 *key, int len);
 extern int	LsmCompactionPolicyOf(Relation index);
@@ -430,7 +432,8 @@ extern bool LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
-						 uint16 level, LsmStopCallback stop, LsmRunRef *out);
+						 uint16 level, LsmStopCallback stop, LsmDeadCallback dead,
+						 void *dead_state, double *removed, LsmRunRef *out);
 extern void LsmCheckStatus(Relation index, LsmStatus st, const char *what);
 extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 							 uint8 **min, int *minlen, uint8 **max, int *maxlen);

@@ -37,14 +37,16 @@ LsmMemtableFull(Relation index, LsmSlot *slot, int len)
  * oldest immutable memtable, then one compaction.  Never waits for the
  * locks (whoever holds them is doing the work).
  */
-static void
-LsmSelfServe(Relation index)
+static bool
+LsmSelfServe(Relation index, uint32 l0_runs)
 {
-	if (LsmFlushLockConditional(index))
+	bool		done = false;
+
+	if (l0_runs < (uint32) lsm_l0_stop_trigger && LsmFlushLockConditional(index))
 	{
 		PG_TRY();
 		{
-			LsmFlushOldest(index, NULL, NULL, NULL, NULL);
+			done |= LsmFlushOldest(index, NULL, NULL, NULL, NULL);
 		}
 		PG_FINALLY();
 		{
@@ -56,7 +58,7 @@ LsmSelfServe(Relation index)
 	{
 		PG_TRY();
 		{
-			LsmCompactOnce(index, NULL);
+			done |= LsmCompactOnce(index, NULL);
 		}
 		PG_FINALLY();
 		{
@@ -64,6 +66,7 @@ LsmSelfServe(Relation index)
 		}
 		PG_END_TRY();
 	}
+	return done;
 }
 
 /* How long a stalled insert waits for a worker before doing the work itself. */
@@ -86,6 +89,7 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 	bool		counted = false;
 	bool		self_serve = false;
 	int			slowdown = 0;
+	uint32		l0 = 0;
 
 	for (;;)
 	{
@@ -127,6 +131,7 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 		if (stall)
 		{
 			bool		serve;
+			uint32		l0_runs;
 
 			if (!counted)
 			{
@@ -136,14 +141,15 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 			}
 			pg_atomic_fetch_or_u32(&slot->pending,
 								   slot->nimm > 0 ? LSM_WORK_FLUSH : LSM_WORK_COMPACT);
+			l0_runs = slot->l0_runs;
 			LsmSlotRelease(index, slot);
 			LsmWakeWorkers(MyDatabaseId);
 			serve = !LsmWorkersAvailable(MyDatabaseId) ||
 				TimestampDifferenceExceeds(stall_start, GetCurrentTimestamp(),
 										   LSM_STALL_SELF_SERVE_MS);
-			if (serve)
-				LsmSelfServe(index);
-			else
+			/* work ourselves if no worker does; else (or if the locks are
+			 * busy) wait for a flush or compaction to end */
+			if (!serve || !LsmSelfServe(index, l0_runs))
 				(void) ConditionVariableTimedSleep(&slot->cv, 10, PG_WAIT_EXTENSION);
 			CHECK_FOR_INTERRUPTS();
 			continue;
@@ -176,6 +182,7 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 		}
 		slot->wal_log += pgWalUsage.wal_bytes - wal0;
 		self_serve = slot->nimm > 0 && !LsmWorkersAvailable(MyDatabaseId);
+		l0 = slot->l0_runs;
 		LsmSlotRelease(index, slot);
 		break;
 	}
@@ -187,7 +194,7 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (self_serve)
-		LsmSelfServe(index);
+		(void) LsmSelfServe(index, l0);
 }
 
 /* aminsert */

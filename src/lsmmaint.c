@@ -600,7 +600,8 @@ LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 		snprintf(what, sizeof(what), "compacting %u runs into level %u of",
 				 pick->ninputs, pick->output_level);
 		LsmWorkerReportActivity(what, index);
-		if (!LsmMergeRuns(index, inputs, pick->ninputs, pick->output_level, stop, &out))
+		if (!LsmMergeRuns(index, inputs, pick->ninputs, pick->output_level, stop,
+						  NULL, NULL, NULL, &out))
 		{
 			pfree(meta);
 			pfree(pick);
@@ -642,7 +643,7 @@ LsmCompactFull(Relation index)
 	else if (meta->nruns > 1 || (meta->nruns == 1 && meta->runs[0].level == 0))
 	{
 		LsmWorkerReportActivity("compacting all runs of", index);
-		if (LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, &out))
+		if (LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, NULL, NULL, NULL, &out))
 			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0);
 	}
 	LsmCompactUnlock(index);
@@ -693,6 +694,25 @@ LsmWorkPending(Relation index)
 	return result;
 }
 
+/*
+ * VACUUM: rewrite one run without the entries dead() reports, when its data
+ * pages cannot be rewritten in place (a page rebuilt without some entries
+ * can come out larger: its restart points move).  Returns the live entries.
+ * REQUIRES: compaction lock.
+ */
+uint64
+LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
+			  void *dead_state, double *removed)
+{
+	LsmRunRef	out;
+
+	if (!LsmMergeRuns(index, ref, 1, ref->level, NULL, dead, dead_state, removed, &out))
+		elog(ERROR, "lsm_am: rewriting run %u of index \"%s\" was interrupted",
+			 ref->run_id, RelationGetRelationName(index));
+	LsmPublishCompaction(index, ref, 1, &out, 0);
+	return out.nentries;
+}
+
 /* ------------------------------------------------------------------------
  * LsmMaintain: what a worker does for one index
  * ------------------------------------------------------------------------ */
@@ -717,16 +737,20 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 	bool		stopped = false;
 
 	LsmSlotRelease(index, slot);
-	pg_atomic_write_u32(&slot->pending, 0);
+	/* the pending bits stay set until the work is done: a worker killed
+	 * half-way leaves them for the next one */
 	lsm_user_stop = stop;
 
 	for (int round = 0; round < 1000 && !stopped; round++)
 	{
 		bool		progress = false;
 
-		if (LsmFlushLockConditional(index))
+		/* at l0_stop_trigger level-0 runs, compaction goes first */
+		if (slot->l0_runs < (uint32) lsm_l0_stop_trigger &&
+			LsmFlushLockConditional(index))
 		{
 			while (!(stopped = LsmMaintainStop(index)) &&
+				   slot->l0_runs < (uint32) lsm_l0_stop_trigger &&
 				   LsmFlushOldest(index, NULL, NULL, NULL, LsmMaintainStop))
 				progress = true;
 			LsmFlushUnlock(index);
@@ -750,7 +774,14 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 	}
 	lsm_user_stop = NULL;
 	LsmWorkerReportActivity(NULL, index);
-	/* given up for a lock waiter: try again later (VACUUM flushes itself) */
-	if (stopped && !slot->vacuum_waiting)
-		pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
+	if (!stopped)
+	{
+		/* done; but a memtable may have become immutable meanwhile */
+		pg_atomic_write_u32(&slot->pending, 0);
+		pg_memory_barrier();
+		if (slot->nimm > 0)
+			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH);
+	}
+	else if (slot->vacuum_waiting)
+		pg_atomic_write_u32(&slot->pending, 0);	/* VACUUM flushes itself */
 }

@@ -274,13 +274,14 @@ LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 /*
  * Merge the runs inputs[0..nin) into one new run at level: stream them
  * through the merging iterator into a run writer (memory: one page per
- * input, plus the output's filter).  Fills *out (unpublished; the caller
- * publishes it).  Returns false if stop() made it give up (the reservation
+ * input, plus the output's filter).  Entries dead() reports are left out
+ * (VACUUM).  Fills *out (unpublished; the caller publishes it).  Returns false if stop() made it give up (the reservation
  * is cancelled).  REQUIRES: compaction lock.
  */
 bool
 LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
-			 LsmStopCallback stop, LsmRunRef *out)
+			 LsmStopCallback stop, LsmDeadCallback dead, void *dead_state,
+			 double *removed, LsmRunRef *out)
 {
 	LsmRunCursor *cursors;
 	LsmMerge   *m = NULL;
@@ -323,6 +324,18 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 				continue;
 			}
 			LsmCheckStatus(index, st, "merging runs");
+			if (dead)
+			{
+				ItemPointerData tid;
+
+				LsmEntryGetTid(key, (int) len, &tid);
+				if (dead(&tid, dead_state))
+				{
+					if (removed)
+						*removed += 1;
+					continue;
+				}
+			}
 			LsmRunWriterAdd(&w, key, (int) len);
 			written++;
 		}

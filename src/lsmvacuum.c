@@ -41,10 +41,15 @@ LsmVacDead(ItemPointer tid, void *arg)
 	return vs->callback(tid, vs->callback_state);
 }
 
-/* Remove dead entries from one run; returns its live entry count. */
+/*
+ * Remove dead entries from one run's data pages in place; returns its live
+ * entry count.  *rewrite is set if a page could not be rewritten in place
+ * (without an entry, the entries after it may move onto restart points and
+ * take more room): the caller then rewrites the whole run.
+ */
 static uint64
 LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
-			 BufferAccessStrategy strategy, double *removed)
+			 BufferAccessStrategy strategy, double *removed, bool *rewrite)
 {
 	uint8	   *content = palloc(BLCKSZ);
 	uint8	   *keep = palloc(BLCKSZ);
@@ -72,7 +77,8 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 			Page		page;
 			size_t		n,
 						nkeep = 0,
-						newlen;
+						newlen = 0;
+			LsmStatus	st;
 
 			vacuum_delay_point();
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, ref->start + rel,
@@ -97,15 +103,20 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 				keep[i] = !LsmVacDead(&tid, vs);
 				nkeep += keep[i];
 			}
-			if (nkeep < n)
+			st = nkeep < n ?
+				lsm_datapage_build(batch, keep, newcontent, LSM_CONTENT_CAP, &newlen) :
+				LSM_OK;
+			if (st == LSM_TOO_LARGE)
+			{
+				*rewrite = true;	/* leave the page; the run is rewritten */
+				nkeep = n;
+			}
+			else if (nkeep < n)
 			{
 				GenericXLogState *state;
 				Page		p;
 
-				LsmCheckStatus(index,
-							   lsm_datapage_build(batch, keep, newcontent,
-												  LSM_CONTENT_CAP, &newlen),
-							   "rewriting a data page");
+				LsmCheckStatus(index, st, "rewriting a data page");
 				state = GenericXLogStart(index);
 				p = GenericXLogRegisterBuffer(state, buf, 0);
 				memcpy(LsmPageContent(p), newcontent, newlen);
@@ -182,7 +193,14 @@ lsmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	live = palloc(sizeof(uint64) * Max(meta.nruns, 1));
 	for (int i = 0; i < (int) meta.nruns; i++)
 	{
-		live[i] = LsmVacuumRun(index, &runs[i], &vs, info->strategy, &removed);
+		bool		rewrite = false;
+
+		live[i] = LsmVacuumRun(index, &runs[i], &vs, info->strategy, &removed, &rewrite);
+		if (rewrite)
+		{
+			/* the run is replaced (new id): its count is published with it */
+			live[i] = LsmRewriteRun(index, &runs[i], LsmVacDead, &vs, &removed);
+		}
 		total += live[i];
 	}
 
