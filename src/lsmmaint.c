@@ -315,7 +315,10 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 	if (!LsmIsWorker())
 		slot->self_flushes++;
 	LWLockRelease(LsmSlotLock(slotno));
-	pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);
+	if (LsmIsWorker())
+		pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);
+	else
+		LsmQueueWork(slot, LSM_WORK_COMPACT);	/* a worker may compact now */
 	ConditionVariableBroadcast(&slot->cv);
 	if (chain)
 		pfree(chain);
