@@ -69,13 +69,41 @@ CREATE INDEX ro_t_7 ON ro_t USING lsm (a) WITH (fillfactor = 50);
 CREATE INDEX ro_t_ok1 ON ro_t USING lsm (a) WITH (memtable_size = 64);
 CREATE INDEX ro_t_ok2 ON ro_t USING lsm (a) WITH (memtable_size = 1048576);
 ALTER INDEX ro_t_ok1 SET (memtable_size = 10);
+-- compaction, size_ratio and the bloom filter options
+CREATE INDEX ro_t_8 ON ro_t USING lsm (a) WITH (compaction = 'foo');
+CREATE INDEX ro_t_9 ON ro_t USING lsm (a) WITH (compaction = '');
+CREATE INDEX ro_t_10 ON ro_t USING lsm (a) WITH (compaction = 'Leveled ');
+CREATE INDEX ro_t_11 ON ro_t USING lsm (a) WITH (size_ratio = 1);
+CREATE INDEX ro_t_12 ON ro_t USING lsm (a) WITH (size_ratio = 101);
+CREATE INDEX ro_t_13 ON ro_t USING lsm (a) WITH (bloom_bits_per_key = -1);
+CREATE INDEX ro_t_14 ON ro_t USING lsm (a) WITH (bloom_bits_per_key = 33);
+CREATE INDEX ro_t_15 ON ro_t USING lsm (a) WITH (bloom_columns = -1);
+CREATE INDEX ro_t_16 ON ro_t USING lsm (a) WITH (bloom_columns = 33);
+CREATE INDEX ro_t_17 ON ro_t USING lsm (a) WITH (bloom_bits_per_key = 'ten');
+CREATE INDEX ro_t_ok3 ON ro_t USING lsm (a) WITH (compaction = tiered, size_ratio = 2,
+    bloom_bits_per_key = 0, bloom_columns = 0);
+CREATE INDEX ro_t_ok4 ON ro_t USING lsm (a) WITH (compaction = 'lazy', size_ratio = 100,
+    bloom_bits_per_key = 32, bloom_columns = 32);
+ALTER INDEX ro_t_ok3 SET (compaction = 'foo');
+ALTER INDEX ro_t_ok3 SET (compaction = leveled, bloom_bits_per_key = 16);
 SELECT relname, reloptions FROM pg_class
 WHERE relnamespace = 'lsm_errors'::regnamespace AND relname ~ '^ro_t' ORDER BY 1;
 
 -- settings
 SET lsm_am.memtable_size = 1;
 SET lsm_am.memtable_size = '2GB';
+-- lsm_am.max_runs is gone in 0.2 (lsm_am.l0_compaction_trigger and the
+-- compaction picker replace it): the lsm_am prefix is reserved, so it errors
 SET lsm_am.max_runs = 1;
+SET lsm_am.l0_compaction_trigger = 0;
+SET lsm_am.l0_compaction_trigger = 65;
+SET lsm_am.l0_slowdown_trigger = 0;
+SET lsm_am.l0_slowdown_trigger = 101;
+SET lsm_am.l0_stop_trigger = 0;
+SET lsm_am.l0_stop_trigger = 101;
+SET lsm_am.max_workers = 1;
+SET lsm_am.worker_naptime = '1s';
+SET lsm_am.worker_idle_timeout = '1s';
 SET lsm_am.memory = '128MB';
 SET lsm_am.max_indexes = 10;
 SET lsm_am.no_such_setting = 1;

@@ -54,6 +54,15 @@ CREATE VIEW st AS
     FROM pg_class c, LATERAL lsm_am.index_stats(c.oid) s
     WHERE c.relam = (SELECT oid FROM pg_am WHERE amname = 'lsm') AND c.relkind = 'i'
       AND c.relnamespace = 'lsm_lifecycle'::regnamespace;
+-- lsm_am.check_index(): every page of the index is accounted for (log, run,
+-- free, reserved); leaked_pages must be 0
+CREATE VIEW pg AS
+    SELECT c.relname AS index, k.leaked_pages, k.dropped_pages,
+           k.total_pages = 1 + k.log_pages + k.run_pages + k.free_pages + k.reserved_pages
+                           + k.unused_pages AS all_pages_accounted
+    FROM pg_class c, LATERAL lsm_am.check_index(c.oid) k
+    WHERE c.relam = (SELECT oid FROM pg_am WHERE amname = 'lsm') AND c.relkind = 'i'
+      AND c.relnamespace = 'lsm_lifecycle'::regnamespace;
 
 CREATE TABLE lc (id int, k int4, t text COLLATE "C") WITH (autovacuum_enabled = off);
 INSERT INTO lc SELECT g, g % 100, 't' || g FROM generate_series(1, 1000) g;
@@ -64,6 +73,9 @@ SELECT * FROM st;
 -- REINDEX: one run with every entry, empty memtable
 REINDEX INDEX lc_lsm;
 SELECT * FROM st;
+-- the build's run goes to the level its size calls for: 1 for a small index
+SELECT level, entries FROM lsm_am.index_info('lc_lsm');
+SELECT * FROM pg WHERE index = 'lc_lsm';
 SELECT q, lsm_check(q) FROM (VALUES
     ('SELECT id, k FROM lc WHERE k = 42 ORDER BY id'),
     ('SELECT id, k FROM lc WHERE k < 3 ORDER BY k DESC, id')
@@ -73,6 +85,7 @@ REINDEX TABLE lc;
 SELECT * FROM st;
 REINDEX INDEX CONCURRENTLY lc_lsm;
 SELECT * FROM st;
+SELECT * FROM pg WHERE index = 'lc_lsm';
 SELECT q, lsm_check(q) FROM (VALUES
     ('SELECT id, k FROM lc WHERE k = 42 ORDER BY id')
 ) t(q);
@@ -91,6 +104,7 @@ INSERT INTO lc VALUES (1, 7, 'in truncating xact');
 SELECT * FROM st;
 ROLLBACK;
 SELECT * FROM st;
+SELECT * FROM pg WHERE index = 'lc_lsm';
 SELECT q, lsm_check(q) FROM (VALUES
     ('SELECT id, k FROM lc WHERE k = 7 ORDER BY id'),
     ('SELECT id, k FROM lc ORDER BY k, id')
@@ -208,9 +222,11 @@ SELECT q, lsm_check(q) FROM (VALUES
     ('SELECT id, k FROM ul WHERE k BETWEEN 30 AND 40 ORDER BY k'),
     ('SELECT k FROM ul ORDER BY k DESC LIMIT 5')
 ) t(q);
+SELECT * FROM pg WHERE index = 'ul_lsm';
 ALTER TABLE ul SET LOGGED;
 SELECT relpersistence FROM pg_class WHERE relname = 'ul_lsm';
 SELECT * FROM st WHERE index = 'ul_lsm';
+SELECT * FROM pg WHERE index = 'ul_lsm';
 SELECT q, lsm_check(q) FROM (VALUES
     ('SELECT id, k FROM ul WHERE k BETWEEN 30 AND 40 ORDER BY k')
 ) t(q);
@@ -232,6 +248,7 @@ ROLLBACK;
 UPDATE ex SET k = 10 WHERE id = 7;
 INSERT INTO ex VALUES (10, 3);
 SELECT id, k FROM ex ORDER BY id;
+SELECT * FROM pg ORDER BY index;
 
 -- DROP EXTENSION ... CASCADE drops every lsm index, keeps the tables
 SET client_min_messages = warning;

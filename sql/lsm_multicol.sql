@@ -73,7 +73,7 @@ INSERT INTO mc
 VACUUM ANALYZE mc;
 
 SELECT i.indexrelid::regclass AS index, i.indnatts, i.indoption
-FROM pg_index i WHERE i.indrelid = 'mc'::regclass ORDER BY 1::text;
+FROM pg_index i WHERE i.indrelid = 'mc'::regclass ORDER BY i.indexrelid::regclass::text;
 
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;

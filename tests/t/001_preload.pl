@@ -54,6 +54,12 @@ is($node->safe_psql('postgres', "$q SELECT count(*), sum(k) FROM t WHERE k >= 0"
 	'1500|11257500', 'preloaded: range scan after flush');
 like($node->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')"),
 	qr/^[1-9]\d*$/, 'preloaded: index_stats reports runs');
+is($node->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k')"), 't',
+	'preloaded: wait_for_merges returns true');
+is($node->safe_psql('postgres', "SELECT flushes, leaked_pages FROM lsm_am.maintenance_stats('t_k')"),
+	'1|0', 'preloaded: maintenance_stats counts the flush');
+is($node->safe_psql('postgres', "SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('t_k')"),
+	'0|0', 'preloaded: check_index finds no leaked page');
 
 # ---- 3. the library goes away again: uses of the existing index fail cleanly
 $node->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
@@ -66,6 +72,13 @@ fails_with_hint('SET enable_seqscan = off; SET enable_indexscan = off; SELECT co
 	'bitmap scan');
 fails_with_hint("SELECT lsm_am.flush('t_k')", 'lsm_am.flush()');
 fails_with_hint("SELECT * FROM lsm_am.index_stats('t_k')", 'lsm_am.index_stats()');
+fails_with_hint("SELECT lsm_am.compact('t_k')", 'lsm_am.compact()');
+fails_with_hint("SELECT * FROM lsm_am.index_info('t_k')", 'lsm_am.index_info()');
+fails_with_hint("SELECT lsm_am.wait_for_merges('t_k')", 'lsm_am.wait_for_merges()');
+fails_with_hint("SELECT * FROM lsm_am.maintenance_stats('t_k')", 'lsm_am.maintenance_stats()');
+fails_with_hint("SELECT * FROM lsm_am.check_index('t_k')", 'lsm_am.check_index()');
+fails_with_hint("SELECT * FROM lsm_am.lookup_stats('t_k')", 'lsm_am.lookup_stats()');
+fails_with_hint("SELECT lsm_am.reset_lookup_stats('t_k')", 'lsm_am.reset_lookup_stats()');
 fails_with_hint('CREATE INDEX t_k2 ON t USING lsm (id)', 'a second CREATE INDEX USING lsm');
 
 # the table itself is still readable with a sequential scan, and nothing was lost
@@ -83,6 +96,8 @@ is($node->safe_psql('postgres', "$q SELECT id FROM t WHERE k = 15550"), '1555',
 	'preloaded again: lookup of a new row');
 is($node->safe_psql('postgres', "$q SELECT id FROM t WHERE k = 12340"), '1234',
 	'preloaded again: lookup of a row inserted before the restarts');
+is($node->safe_psql('postgres', "SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0',
+	'preloaded again: check_index finds no leaked page');
 
 # DROP works in any case
 $node->safe_psql('postgres', 'DROP INDEX t_k');

@@ -1,7 +1,16 @@
 # Crash safety: immediate shutdowns after commits, during an open
-# transaction, in the middle of a memtable flush, of a merge and of VACUUM.
-# After every restart each committed row must be found through the lsm index
-# (and nothing uncommitted), by index, index-only and bitmap scans.
+# transaction, in the middle of a memtable flush (by a background worker and
+# by lsm_am.flush() in a backend), of a compaction (by a worker and by
+# lsm_am.compact()) and of VACUUM.  After every restart each committed row
+# must be found through the lsm index (and nothing uncommitted), by index,
+# index-only and bitmap scans, and lsm_am.check_index() must account for
+# every page (the reservation of an interrupted flush or compaction is
+# reclaimed, nothing leaks).
+#
+# Flushes and compactions run in background workers, which take
+# lsm_am.flush_delay_ms and lsm_am.l0_compaction_trigger from the server
+# configuration: the worker cases set them with ALTER SYSTEM and reset them
+# (effective at the restart) before the crash.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -61,6 +70,33 @@ sub crash_restart
 	$node->start;
 }
 
+# Every page of both indexes is accounted for: nothing leaked.
+sub check_pages
+{
+	my ($what) = @_;
+	for my $idx ('t_k', 't_kv')
+	{
+		my ($ret, $out, $err) = $node->psql('postgres',
+			"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
+		is($out, '0|0', "$what: check_index($idx) finds no leaked page")
+		  or diag($err);
+		unlike($err, qr/belong to nothing/, "$what: check_index($idx) reports no unowned block");
+	}
+}
+
+# Set (or reset, with undef) server settings for the workers; reload.
+sub server_set
+{
+	my (%set) = @_;
+	for my $name (sort keys %set)
+	{
+		my $sql = defined $set{$name}
+		  ? "ALTER SYSTEM SET $name = '$set{$name}'"
+		  : "ALTER SYSTEM RESET $name";
+		$node->safe_psql('postgres', $sql);
+	}
+}
+
 # Wait until a statement matching $pat is running (and still running a second
 # later), so the crash hits it in the middle.
 sub wait_running
@@ -91,6 +127,7 @@ insert_rows(3000) for 1 .. 4;
 my $before = check_all('before any crash');
 crash_restart();
 is(check_all('after crash with committed rows'), $before, 'nothing committed was lost');
+check_pages('after crash with committed rows');
 
 # 2. an open transaction's rows vanish, committed ones stay
 my $open = $node->background_psql('postgres');
@@ -104,32 +141,74 @@ is(check_all('after crash with an open transaction'), $committed,
 	'uncommitted rows are gone, committed rows present');
 is($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE v = 'uncommitted'"), '0',
 	'no uncommitted row visible');
+check_pages('after crash with an open transaction');
 
-# 3. crash in the middle of a flush (lsm_am.flush_delay_ms slows it down)
+# 3a. crash in the middle of a worker's flush (lsm_am.flush_delay_ms slows
+# it down): an insert fills memtables, a worker flushes them
 insert_rows(1500);
 $committed = check_all('before the flush crash');
+server_set('lsm_am.flush_delay_ms' => 500);
+$node->reload;
 my $flusher = $node->background_psql('postgres');
-$flusher->query_safe('SET lsm_am.flush_delay_ms = 300');
 $flusher->query_until(qr/go/, "\\echo go\nINSERT INTO t SELECT (random() * 1e12)::int8, 'mid-flush' FROM generate_series(1, 30000);\n");
-wait_running('INSERT%mid-flush%', 'the flushing insert');
+wait_running('flushing index public.t_k', "a worker's flush of t_k");
+server_set('lsm_am.flush_delay_ms' => undef);
 crash_restart();
 eval { $flusher->quit };
 is(check_all('after a crash mid-flush'), $committed, 'crash mid-flush lost nothing committed');
+check_pages('after a crash mid-flush');
 
-# 4. crash in the middle of a merge (max_runs = 2: the next flush merges)
-$committed = check_all('before the merge crash');
+# 3b. crash in the middle of lsm_am.flush() in a backend (a big memtable of
+# t_kv, whose memtable_size is the default 4MB)
+my $bflusher = $node->background_psql('postgres');
+$bflusher->query_safe("INSERT INTO t SELECT (random() * 1e12)::int8, md5(random()::text) FROM generate_series(1, 20000)");
+$committed = check_all('before the lsm_am.flush() crash');
+$bflusher->query_safe('SET lsm_am.flush_delay_ms = 100');
+$bflusher->query_until(qr/go/, "\\echo go\nSELECT lsm_am.flush('t_kv');\n");
+wait_running('SELECT lsm_am.flush%', 'lsm_am.flush() of t_kv');
+crash_restart();
+eval { $bflusher->quit };
+is(check_all('after a crash mid-lsm_am.flush()'), $committed, 'crash mid-lsm_am.flush() lost nothing committed');
+check_pages('after a crash mid-lsm_am.flush()');
+
+# 4a. crash in the middle of a worker's compaction: t_kv is compacted into
+# one big run (level 1: with a 32MB memtable_size the target of level 1 is
+# thousands of pages), then with lsm_am.l0_compaction_trigger = 2 two flushes
+# make a worker merge the two level-0 runs with that run
+$node->safe_psql('postgres', "ALTER INDEX t_kv SET (memtable_size = 32768)");
+$node->safe_psql('postgres', "SELECT lsm_am.compact('t_kv')");
+is($node->safe_psql('postgres', "SELECT string_agg(level::text, ',') FROM lsm_am.index_info('t_kv')"),
+	'1', 'before the compaction crash: t_kv is one level-1 run');
+server_set('lsm_am.l0_compaction_trigger' => 2, 'lsm_am.flush_delay_ms' => 50);
+$node->reload;
 my $merger = $node->background_psql('postgres');
-$merger->query_safe('SET lsm_am.max_runs = 2');
-$merger->query_safe("SELECT lsm_am.flush('t_k')");
-$merger->query_safe("INSERT INTO t SELECT (random() * 1e12)::int8, md5(random()::text) FROM generate_series(1, 200)");
-$merger->query_safe("SELECT lsm_am.flush('t_k')");
+for (1 .. 2)
+{
+	$merger->query_safe("INSERT INTO t SELECT (random() * 1e12)::int8, md5(random()::text) FROM generate_series(1, 200)");
+	$merger->query_safe("SELECT lsm_am.flush('t_kv')");
+}
 $committed = check_all('runs ready to merge');
-$merger->query_safe('SET lsm_am.flush_delay_ms = 100');
-$merger->query_until(qr/go/, "\\echo go\nINSERT INTO t SELECT (random() * 1e12)::int8, 'mid-merge' FROM generate_series(1, 30000);\n");
-wait_running('INSERT%mid-merge%', 'the merging insert');
+wait_running('compacting % of index public.t_kv', "a worker's compaction of t_kv");
+server_set('lsm_am.l0_compaction_trigger' => undef, 'lsm_am.flush_delay_ms' => undef);
 crash_restart();
 eval { $merger->quit };
-is(check_all('after a crash mid-merge'), $committed, 'crash mid-merge lost nothing committed');
+is(check_all('after a crash mid-compaction'), $committed, 'crash mid-compaction lost nothing committed');
+check_pages('after a crash mid-compaction');
+is($node->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_kv')"), 't',
+	'after the compaction crash: the pending compaction completes');
+check_pages('after the compaction crash, compaction completed');
+
+# 4b. crash in the middle of lsm_am.compact() in a backend
+my $compactor = $node->background_psql('postgres');
+$compactor->query_safe("INSERT INTO t SELECT (random() * 1e12)::int8, md5(random()::text) FROM generate_series(1, 500)");
+$committed = check_all('before the lsm_am.compact() crash');
+$compactor->query_safe('SET lsm_am.flush_delay_ms = 50');
+$compactor->query_until(qr/go/, "\\echo go\nSELECT lsm_am.compact('t_kv');\n");
+wait_running('SELECT lsm_am.compact%', 'lsm_am.compact() of t_kv');
+crash_restart();
+eval { $compactor->quit };
+is(check_all('after a crash mid-lsm_am.compact()'), $committed, 'crash mid-lsm_am.compact() lost nothing committed');
+check_pages('after a crash mid-lsm_am.compact()');
 
 # 5. crash in the middle of VACUUM
 $node->safe_psql('postgres', 'DELETE FROM t WHERE k % 3 = 0');
@@ -146,8 +225,12 @@ crash_restart();
 $vac->finish;
 note "VACUUM session: $vac_out $vac_err";
 is(check_all('after a crash mid-vacuum'), $committed, 'crash mid-vacuum lost nothing');
+check_pages('after a crash mid-vacuum');
 $node->safe_psql('postgres', 'VACUUM t');
 is(check_all('after a complete vacuum'), $committed, 'vacuum after the crash completes');
+is($node->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k') AND lsm_am.wait_for_merges('t_kv')"), 't',
+	'flushes and compactions complete');
+check_pages('at the end');
 
 # replay with wal_consistency_checking found no inconsistent page
 my $log = slurp_file($node->logfile);

@@ -130,13 +130,30 @@ sub check_step
 	my $st = $standby->safe_psql('postgres',
 		"SELECT count(*) FROM lsm_am.index_stats('t_k')");
 	is($st, '1', "step $step ($what): index_stats works on the standby");
+	# every page of each index is accounted for, on both nodes
+	for my $ix (@indexes)
+	{
+		my $idx = $ix->[0];
+		for my $node ($primary, $standby)
+		{
+			my $name = $node == $primary ? 'primary' : 'standby';
+			my ($ret, $out, $err) = $node->psql('postgres',
+				"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
+			is("$out$err", '0|0', "step $step ($what): check_index($idx) on the $name finds no leaked page");
+		}
+	}
 }
 
 # ---- 1. inserts into the memtable and log pages (several automatic flushes)
 insert_rows(6000);
 check_step('inserts', [ 't_k', 'k' ]);
+is($primary->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k')"), 't',
+	'background flushes and compactions finish');
 cmp_ok($primary->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')"),
 	'>', 0, 'automatic flushes wrote sorted runs');
+cmp_ok($primary->safe_psql('postgres', "SELECT flushes FROM lsm_am.maintenance_stats('t_k')"),
+	'>', 1, 'several automatic flushes');
+check_step('inserts, flushes and compactions done', [ 't_k', 'k' ]);
 
 # ---- 2. explicit flush
 insert_rows(500);
@@ -181,6 +198,10 @@ check_step('standby restart', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 # The primary cannot see standby scans, so pages of runs it retires may be
 # recycled under a standby cursor.  The cursor must still return exactly the
 # rows of its snapshot (or fail with a clean ERROR) — never other data.
+# From here on every second level-0 run starts a compaction (the background
+# workers read the setting from the server configuration).
+$primary->safe_psql('postgres', 'ALTER SYSTEM SET lsm_am.l0_compaction_trigger = 2');
+$primary->reload;
 $primary->safe_psql('postgres', q{
 CREATE TABLE s (k int8);
 CREATE INDEX s_k ON s USING lsm (k) WITH (memtable_size = 64);
@@ -200,11 +221,16 @@ my $first = $cur->query_safe('FETCH 1000 FROM c');
 for my $i (1 .. 6)
 {
 	$primary->safe_psql('postgres', qq{
-SET lsm_am.max_runs = 2;
 INSERT INTO s SELECT hashint4(g) FROM generate_series($i * 100000, $i * 100000 + 4999) g;
 SELECT lsm_am.flush('s_k');
+SELECT lsm_am.wait_for_merges('s_k');
 });
 }
+is($primary->safe_psql('postgres',
+		"SELECT compactions > 0, coalesce(runs_per_level[1], 0) < 2 FROM lsm_am.maintenance_stats('s_k')"),
+	't|t', 'primary: the flushes were compacted under the standby cursor');
+is($primary->safe_psql('postgres', "SELECT leaked_pages FROM lsm_am.check_index('s_k')"), '0',
+	'primary: check_index(s_k) finds no leaked page');
 # (no heap VACUUM here: removing heap tuples would cancel the standby query
 # through an ordinary recovery conflict, which is not what is tested)
 $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
@@ -259,12 +285,24 @@ my $pgbench = IPC::Run::start(
 for my $i (1 .. 12)
 {
 	$primary->safe_psql('postgres', qq{
-SET lsm_am.max_runs = 2;
 INSERT INTO fixed SELECT 1000000 + $i * 10000 + g FROM generate_series(1, 3000) g;
 SELECT lsm_am.flush('fixed_k');
 DELETE FROM fixed WHERE k > 1000000 AND k % 3 = $i % 3;
 VACUUM fixed;
 });
+}
+is($primary->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('fixed_k')"), 't',
+	'primary: compactions of fixed_k finish');
+is($primary->safe_psql('postgres',
+		"SELECT compactions > 0, coalesce(runs_per_level[1], 0) < 2 FROM lsm_am.maintenance_stats('fixed_k')"),
+	't|t', 'primary: fixed_k was compacted while the standby read it');
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+for my $node ($primary, $standby)
+{
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('fixed_k')");
+	is("$out$err", '0|0', 'check_index(fixed_k) finds no leaked page on the ' .
+		($node == $primary ? 'primary' : 'standby'));
 }
 my $pgb_ok = $pgbench->finish;
 ok($pgb_ok && $pgb_err !~ /abort|ERROR/, 'standby readers found exactly the fixed rows throughout')

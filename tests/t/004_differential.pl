@@ -820,6 +820,9 @@ for my $tab (@tables)
 	             FROM lsm_am.index_stats('$idx') s");
 	my ($entries, $rows) = split / /, $r;
 	is($entries, $rows, "after VACUUM $idx holds one entry per live row");
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
+	is("$out$err", '0|0', "$idx: check_index finds no leaked page");
 }
 
 my $runs = sql("SELECT sum(runs) FROM (SELECT (lsm_am.index_stats(indexrelid)).runs FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam WHERE am.amname = 'lsm') s");

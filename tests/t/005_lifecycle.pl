@@ -69,6 +69,10 @@ sub check_index
 		}
 	}
 	ok($ok, "$what: $idx answers like a seqscan");
+	# and every page of the index is accounted for (lsm_am.check_index)
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
+	is("$out$err", '0|0', "$what: check_index($idx) finds no leaked page");
 }
 
 sql(q{

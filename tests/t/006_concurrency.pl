@@ -4,9 +4,10 @@
 # A fixed set of 20,000 rows (keys 1..20000, never modified) is checked by
 # readers over and over (bitmap, plain and index-only scans, forward and
 # backward) while writers insert random keys above 1,000,000 into a tiny
-# memtable (a flush every ~2,000 rows, a full merge every few flushes) and a
-# deleter + VACUUM churn other rows.  A reader that sees anything but exactly
-# the fixed set raises an error, which fails its pgbench client.
+# memtable (a memtable switch every ~2,000 rows, flushed by a background
+# worker; every second level-0 run starts a compaction) and a deleter +
+# VACUUM churn other rows.  A reader that sees anything but exactly the fixed
+# set raises an error, which fails its pgbench client.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -17,7 +18,7 @@ my $node = PostgreSQL::Test::Cluster->new('concurrency');
 $node->init;
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
-lsm_am.max_runs = 4
+lsm_am.l0_compaction_trigger = 2
 autovacuum = off
 });
 $node->start;
@@ -108,8 +109,33 @@ my $heap = $node->safe_psql('postgres', q{
 SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;
 SELECT count(*), sum(k) FROM t WHERE k >= 0});
 is($idx, $heap, 'index scan and seqscan agree after the run');
-my $runs = $node->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')");
-cmp_ok($runs, '<=', 5, "merges keep the run count bounded ($runs runs)");
+is($node->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k')"), 't',
+	'pending flushes and compactions finish');
+is($idx, $node->safe_psql('postgres', q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*), sum(k) FROM t WHERE k >= 0}), 'index scan agrees after the last compactions');
+my ($l0, $maxl, $flushes, $compactions) = split /\|/, $node->safe_psql('postgres', q{
+SELECT coalesce(runs_per_level[1], 0), (SELECT coalesce(max(n), 0) FROM unnest(runs_per_level[2:]) n),
+       flushes, compactions
+FROM lsm_am.maintenance_stats('t_k')});
+note("t_k: $flushes flushes, $compactions compactions, "
+	  . $node->safe_psql('postgres', "SELECT runs_per_level FROM lsm_am.maintenance_stats('t_k')"));
+cmp_ok($flushes, '>', 10, 'the writers caused many flushes');
+cmp_ok($compactions, '>', 0, 'and compactions');
+cmp_ok($l0, '<', 2, 'compactions leave fewer level-0 runs than lsm_am.l0_compaction_trigger');
+# leveled: the runs of a level >= 1 have disjoint key ranges; the fixed keys
+# (1..20000, the build's run) and the inserted keys (> 1000000, in every
+# flush) make at most two of them
+cmp_ok($maxl, '<=', 2, "at most two runs per level >= 1 ($maxl)");
+is($node->safe_psql('postgres', q{
+SELECT count(*) FROM lsm_am.index_info('t_k') a JOIN lsm_am.index_info('t_k') b
+  ON a.level = b.level AND a.level > 0 AND a.run_id < b.run_id
+WHERE btrim(a.smallest_key, '()')::int8 <= btrim(b.largest_key, '()')::int8
+  AND btrim(b.smallest_key, '()')::int8 <= btrim(a.largest_key, '()')::int8}),
+	'0', 'no two runs of a level >= 1 overlap');
+my ($ret, $out, $err) = $node->psql('postgres',
+	"SELECT leaked_pages, dropped_pages, reserved_pages FROM lsm_am.check_index('t_k')");
+is("$out$err", '0|0|0', 'check_index: every page accounted for, none leaked');
 
 $node->stop;
 done_testing();

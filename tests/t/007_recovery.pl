@@ -64,6 +64,15 @@ sub crash
 	$node->start;
 }
 
+# every page of lsm index $idx is accounted for, none leaked
+sub check_pages
+{
+	my ($what, $idx) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
+	is("$out$err", '0|0', "$what: check_index($idx) finds no leaked page");
+}
+
 sql(q{
 CREATE EXTENSION lsm_am;
 CREATE TABLE t (id int, k int8);
@@ -71,19 +80,25 @@ CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
 CHECKPOINT;
 });
 
-# ---- 1. log pages and runs written after the checkpoint, then a crash
+# ---- 1. log pages, flushed runs and compacted runs written after the
+# checkpoint (the background workers' too: wait for them), then a crash
 sql('INSERT INTO t SELECT g, hashint4(g) FROM generate_series(1, 20000) g');
 sql("SELECT lsm_am.flush('t_k')");
+is(sql("SELECT lsm_am.wait_for_merges('t_k')"), 't', 'crash 1: flushes and compactions finished');
+cmp_ok(sql("SELECT compactions FROM lsm_am.maintenance_stats('t_k')"), '>', 0,
+	'crash 1: compactions wrote runs after the checkpoint');
 sql('INSERT INTO t SELECT g, hashint4(g) FROM generate_series(20001, 21000) g');
 my $before = check_table('before crash 1', 't', 't_k');
 crash();
 is(check_table('after crash 1 (new log and run pages)', 't', 't_k'), $before, 'crash 1: nothing lost');
+check_pages('after crash 1', 't_k');
 
 # ---- 2. the index is writable after recovery; crash again without checkpoint
 sql('INSERT INTO t SELECT g, hashint4(g) FROM generate_series(21001, 30000) g');
 $before = check_table('before crash 2', 't', 't_k');
 crash();
 is(check_table('after crash 2 (pages written after recovery)', 't', 't_k'), $before, 'crash 2: nothing lost');
+check_pages('after crash 2', 't_k');
 
 # ---- 3. CREATE INDEX and VACUUM after the checkpoint, then a crash
 sql('CHECKPOINT');
@@ -102,6 +117,8 @@ my $bt = check_table('before crash 3', 't', 't_k');
 crash();
 is(check_table('after crash 3 (CREATE INDEX + VACUUM)', 'u', 'u_k'), $bu, 'crash 3: built index intact');
 is(check_table('after crash 3 (VACUUM)', 't', 't_k'), $bt, 'crash 3: vacuumed index intact');
+check_pages('after crash 3', 't_k');
+check_pages('after crash 3', 'u_k');
 
 # ---- 4. a crash in the middle of CREATE INDEX
 sql('CREATE TABLE w (id int, k int8); INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 1500000) g; CHECKPOINT');
@@ -130,6 +147,7 @@ else
 }
 sql('DROP INDEX IF EXISTS w_k; CREATE INDEX w_k ON w USING lsm (k)');
 check_table('CREATE INDEX after the crash', 'w', 'w_k');
+check_pages('CREATE INDEX after the crash', 'w_k');
 
 ok(!$node->log_contains(qr/inconsistent page found/), 'no inconsistent page found during redo');
 ok(!$node->log_contains(qr/PANIC|TRAP:/), 'no PANIC in the server log');

@@ -1,0 +1,145 @@
+-- lsm_compaction: compaction policies (index option compaction, size_ratio),
+-- changing the policy of an index, and lsm_am.l0_compaction_trigger.
+-- Flushes are explicit (lsm_am.flush() writes one level-0 run); the
+-- background workers compact, and lsm_am.wait_for_merges() waits for them.
+-- The server runs with the default settings (lsm_am.l0_compaction_trigger 4).
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lsm_am;
+RESET client_min_messages;
+CREATE SCHEMA lsm_compaction;
+SET search_path = lsm_compaction, public;
+
+-- lsm_check(query): run the query with only index scans allowed and check
+-- that the plan scans at least one lsm index; run it again with index scans
+-- disabled (seqscan + sort) and compare the two row lists, in order.
+-- Returns 'ok (N rows)' or a description of the difference.
+CREATE FUNCTION lsm_check(q text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    plan text := '';
+    line text;
+    got text;
+    want text;
+    n bigint;
+BEGIN
+    PERFORM set_config('enable_seqscan', 'off', true);
+    PERFORM set_config('enable_bitmapscan', 'off', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_indexonlyscan', 'on', true);
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    IF NOT EXISTS (
+        SELECT FROM regexp_matches(plan, 'Index (?:Only )?Scan (?:Backward )?using (\S+)', 'g') m
+        JOIN pg_class c ON c.relname = m[1] AND c.relkind = 'i'
+        JOIN pg_am a ON a.oid = c.relam AND a.amname = 'lsm') THEN
+        RETURN 'lsm index not used: ' || plan;
+    END IF;
+    EXECUTE format('SELECT count(*), string_agg(x::text, %L) FROM (%s) x', '|', q)
+        INTO n, got;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'off', true);
+    PERFORM set_config('enable_indexonlyscan', 'off', true);
+    EXECUTE format('SELECT string_agg(x::text, %L) FROM (%s) x', '|', q) INTO want;
+    PERFORM set_config('enable_seqscan', 'on', true);
+    PERFORM set_config('enable_bitmapscan', 'on', true);
+    PERFORM set_config('enable_indexscan', 'on', true);
+    PERFORM set_config('enable_indexonlyscan', 'on', true);
+    IF got IS DISTINCT FROM want THEN
+        RETURN 'MISMATCH lsm: ' || coalesce(got, '<none>') || ' expected: ' || coalesce(want, '<none>');
+    END IF;
+    RETURN 'ok (' || n || ' rows)';
+END
+$f$;
+
+-- every page accounted for: no leaked page, nothing reserved when idle
+CREATE VIEW pg AS
+    SELECT c.relname AS index, k.leaked_pages, k.dropped_pages, k.reserved_pages,
+           k.total_pages = 1 + k.log_pages + k.run_pages + k.free_pages + k.reserved_pages
+                           + k.unused_pages AS all_pages_accounted
+    FROM pg_class c, LATERAL lsm_am.check_index(c.oid) k
+    WHERE c.relam = (SELECT oid FROM pg_am WHERE amname = 'lsm') AND c.relkind = 'i'
+      AND c.relnamespace = 'lsm_compaction'::regnamespace;
+
+-- four explicit flushes per round (500 random keys each: hashint8 spreads
+-- them over the int4 range), then the workers
+-- compact:
+--  leveled (default): the level-0 runs and the level-1 run they overlap
+--    become one level-1 run;
+--  tiered: the level-0 runs become one more level-1 run; size_ratio level-1
+--    runs become one level-2 run, and so on;
+--  lazy: tiered above the last level, leveled at the last level (level 1
+--    here: the runs are far below its target size).
+CREATE TABLE pl_lev (k int8) WITH (autovacuum_enabled = off);
+CREATE TABLE pl_tier (k int8) WITH (autovacuum_enabled = off);
+CREATE TABLE pl_tier2 (k int8) WITH (autovacuum_enabled = off);
+CREATE TABLE pl_lazy (k int8) WITH (autovacuum_enabled = off);
+CREATE INDEX pl_lev_k ON pl_lev USING lsm (k);
+CREATE INDEX pl_tier_k ON pl_tier USING lsm (k) WITH (compaction = tiered);
+CREATE INDEX pl_tier2_k ON pl_tier2 USING lsm (k) WITH (compaction = tiered, size_ratio = 2);
+CREATE INDEX pl_lazy_k ON pl_lazy USING lsm (k) WITH (compaction = lazy);
+CREATE PROCEDURE pl_round(r int) LANGUAGE plpgsql AS $p$
+DECLARE t text;
+BEGIN
+    FOR i IN 1 .. 4 LOOP
+        FOREACH t IN ARRAY ARRAY['pl_lev', 'pl_tier', 'pl_tier2', 'pl_lazy'] LOOP
+            EXECUTE format('INSERT INTO %I SELECT hashint8(%s + g) FROM generate_series(1, 500) g',
+                           t, r * 100000 + i * 1000);
+            PERFORM lsm_am.flush((t || '_k')::regclass);
+        END LOOP;
+    END LOOP;
+END
+$p$;
+-- waits for the merges of each index first
+CREATE VIEW pl AS
+    SELECT i::text AS index, w AS merged, m.runs_per_level, m.compactions, m.trivial_moves
+    FROM unnest(ARRAY['pl_lev_k', 'pl_tier_k', 'pl_tier2_k', 'pl_lazy_k']::regclass[]) WITH ORDINALITY u(i, n),
+         LATERAL lsm_am.wait_for_merges(i) w, LATERAL lsm_am.maintenance_stats(i) m
+    ORDER BY n;
+CALL pl_round(1);
+SELECT * FROM pl;
+CALL pl_round(2);
+SELECT * FROM pl;
+CALL pl_round(3);
+SELECT * FROM pl;
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT k FROM pl_lev WHERE k BETWEEN -1000000000 AND 0 ORDER BY k'),
+    ('SELECT k FROM pl_tier WHERE k BETWEEN -1000000000 AND 0 ORDER BY k DESC'),
+    ('SELECT k FROM pl_tier2 WHERE k < -2000000000 ORDER BY k'),
+    ('SELECT k FROM pl_lazy WHERE k >= 2000000000 ORDER BY k DESC'),
+    ('SELECT count(*) FROM pl_tier WHERE k = hashint8(203001)'),
+    ('SELECT count(*) FROM pl_tier2 WHERE k = hashint8(101500)'),
+    ('SELECT count(*) FROM (SELECT k FROM pl_lazy ORDER BY k) s')
+) t(q);
+SELECT count(*) FROM pl_lev WHERE k >= -9223372036854775808;
+SELECT * FROM pg ORDER BY index;
+
+-- a new policy applies to the next compactions: switched to leveled, the
+-- tiered index's three overlapping level-1 runs are merged into one
+-- (a repair) without any new flush
+ALTER INDEX pl_tier_k SET (compaction = leveled);
+SELECT * FROM pl WHERE index = 'pl_tier_k';
+SELECT level, count(*) AS runs, sum(entries) AS entries FROM lsm_am.index_info('pl_tier_k')
+GROUP BY level ORDER BY level;
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT k FROM pl_tier WHERE k BETWEEN 0 AND 1000000000 ORDER BY k')
+) t(q);
+SELECT * FROM pg WHERE index = 'pl_tier_k';
+
+-- lsm_am.l0_compaction_trigger set in a session: there, two level-0 runs
+-- start a compaction, and lsm_am.wait_for_merges() waits until it is done
+SELECT lsm_am.compact('pl_lev_k');
+SELECT runs_per_level FROM lsm_am.maintenance_stats('pl_lev_k');
+SET lsm_am.l0_compaction_trigger = 2;
+INSERT INTO pl_lev SELECT hashint8(900000 + g) FROM generate_series(1, 500) g;
+SELECT lsm_am.flush('pl_lev_k');
+INSERT INTO pl_lev SELECT hashint8(901000 + g) FROM generate_series(1, 500) g;
+SELECT lsm_am.flush('pl_lev_k');
+SELECT lsm_am.wait_for_merges('pl_lev_k', '10 seconds');
+SELECT coalesce(runs_per_level[1], 0) <= 1 AS merged FROM lsm_am.maintenance_stats('pl_lev_k');
+RESET lsm_am.l0_compaction_trigger;
+SELECT * FROM pg ORDER BY index;
+
+SET client_min_messages = warning;
+DROP SCHEMA lsm_compaction CASCADE;
+RESET client_min_messages;
+RESET search_path;
