@@ -72,6 +72,20 @@ LsmEnsureBlocks(Relation rel, BlockNumber upto)
 #endif
 }
 
+/*
+ * Was the index created or given a new relfilenode in this transaction?
+ * Then no background worker can lock it before we commit.
+ */
+#if PG_VERSION_NUM >= 160000
+#define LsmIndexNewInXact(rel) \
+	((rel)->rd_createSubid != InvalidSubTransactionId || \
+	 (rel)->rd_firstRelfilelocatorSubid != InvalidSubTransactionId)
+#else
+#define LsmIndexNewInXact(rel) \
+	((rel)->rd_createSubid != InvalidSubTransactionId || \
+	 (rel)->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
+#endif
+
 /* Write and WAL-log one page of the init fork (unlogged indexes). */
 #if PG_VERSION_NUM >= 160000
 #define LsmWriteInitForkPage(rel, blkno, page) \

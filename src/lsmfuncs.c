@@ -274,9 +274,10 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 		}
 		if (GetCurrentTimestamp() >= deadline)
 			break;
-		slot = LsmSlotAcquire(index, LW_SHARED);
+		slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+		LsmPublishSettings(index, slot);
 		LsmSlotRelease(index, slot);
-		if (!LsmWorkersAvailable(MyDatabaseId))
+		if (!LsmWorkersAvailable(MyDatabaseId) || LsmIndexNewInXact(index))
 			LsmMaintain(index, NULL);
 		else
 		{

@@ -144,7 +144,7 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 			l0_runs = slot->l0_runs;
 			LsmSlotRelease(index, slot);
 			LsmWakeWorkers(MyDatabaseId);
-			serve = !LsmWorkersAvailable(MyDatabaseId) ||
+			serve = !LsmWorkersAvailable(MyDatabaseId) || LsmIndexNewInXact(index) ||
 				TimestampDifferenceExceeds(stall_start, GetCurrentTimestamp(),
 										   LSM_STALL_SELF_SERVE_MS);
 			/* work ourselves if no worker does; else (or if the locks are
@@ -170,6 +170,7 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 			slot->stall_us += (uint64) secs * 1000000 + usecs;
 		}
 
+		LsmPublishSettings(index, slot);
 		wal0 = pgWalUsage.wal_bytes;
 		LsmLogAppend(index, slot, key, len);
 		st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, key, len);
@@ -181,7 +182,9 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 			LsmReportStatus(index, st, "inserting into the memtable");
 		}
 		slot->wal_log += pgWalUsage.wal_bytes - wal0;
-		self_serve = slot->nimm > 0 && !LsmWorkersAvailable(MyDatabaseId);
+		/* no worker can lock an index this transaction created */
+		self_serve = slot->nimm > 0 &&
+			(LsmIndexNewInXact(index) || !LsmWorkersAvailable(MyDatabaseId));
 		l0 = slot->l0_runs;
 		LsmSlotRelease(index, slot);
 		break;

@@ -339,6 +339,9 @@ LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state, double *remo
 		bool		active = slot->mt.nentries > 0;
 		int			nimm = slot->nimm;
 
+		if (!LsmIsWorker())
+			LsmPublishSettings(index, slot);
+
 		if (active && nimm < LSM_MAX_IMM)
 		{
 			LsmSwitchMemtable(index, slot);
@@ -386,14 +389,50 @@ LsmSizeRatioOf(Relation index)
 	return opts && opts->size_ratio >= 2 ? opts->size_ratio : 10;
 }
 
+/*
+ * Record this session's compaction settings in the slot (REQUIRES: slot
+ * lock exclusive).  Workers compact by the settings of the sessions that
+ * write to the index, so a SET lsm_am.l0_compaction_trigger in a session
+ * applies to the merges its inserts cause.
+ */
+void
+LsmPublishSettings(Relation index, LsmSlot *slot)
+{
+	slot->l0_trigger = lsm_l0_compaction_trigger;
+	slot->memtable_kb = LsmMemtableSizeKb(index);
+}
+
+/* The compaction settings that apply: a worker's come from the slot. */
+static void
+LsmEffectiveSettings(Relation index, int *l0_trigger, int *memtable_kb)
+{
+	*l0_trigger = lsm_l0_compaction_trigger;
+	*memtable_kb = LsmMemtableSizeKb(index);
+	if (LsmIsWorker())
+	{
+		LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
+
+		if (slot->l0_trigger > 0)
+		{
+			*l0_trigger = slot->l0_trigger;
+			*memtable_kb = slot->memtable_kb;
+		}
+		LsmSlotRelease(index, slot);
+	}
+}
+
 /* Target size of level 1 in pages: l0_compaction_trigger flushed memtables. */
 static uint64
 LsmLevelBasePages(Relation index)
 {
-	/* a flushed run takes about half its memtable's arena (no skiplist) */
-	uint64		mt_pages = (uint64) LsmMemtableSizeKb(index) * 1024 / BLCKSZ / 2;
+	int			trigger,
+				mt_kb;
+	uint64		mt_pages;
 
-	return Max((uint64) 16, mt_pages * lsm_l0_compaction_trigger);
+	LsmEffectiveSettings(index, &trigger, &mt_kb);
+	/* a flushed run takes about half its memtable's arena (no skiplist) */
+	mt_pages = (uint64) mt_kb * 1024 / BLCKSZ / 2;
+	return Max((uint64) 16, mt_pages * trigger);
 }
 
 /* The level a run of this many pages belongs to (CREATE INDEX, compact()). */
@@ -445,7 +484,13 @@ LsmPickOptionsOf(Relation index, LsmPickOptions *opt)
 	memset(opt, 0, sizeof(*opt));
 	opt->policy = (LsmCompactionPolicy) LsmCompactionPolicyOf(index);
 	opt->size_ratio = LsmSizeRatioOf(index);
-	opt->l0_trigger = lsm_l0_compaction_trigger;
+	{
+		int			trigger,
+					mt_kb;
+
+		LsmEffectiveSettings(index, &trigger, &mt_kb);
+		opt->l0_trigger = trigger;
+	}
 	opt->level_base_pages = LsmLevelBasePages(index);
 	opt->max_runs = LSM_MAX_RUNS;
 }
