@@ -440,6 +440,8 @@ extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
 						 uint16 level, LsmStopCallback stop, LsmDeadCallback dead,
 						 void *dead_state, double *removed, LsmRunRef *out);
 extern void LsmCheckStatus(Relation index, LsmStatus st, const char *what);
+extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
+						   uint8 *dst);
 extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 							 uint8 **min, int *minlen, uint8 **max, int *maxlen);
 

@@ -184,25 +184,10 @@ static uint8 *
 LsmRunCacheReadPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 					int *len)
 {
-	Buffer		buf;
-	Page		page;
-	uint8	   *copy;
+	uint8	   *copy = MemoryContextAlloc(lsm_run_cache_cxt, BLCKSZ);
 
-	if (rel >= ref->npages)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": run %u has no page %u",
-						RelationGetRelationName(index), ref->run_id, rel),
-				 errhint("REINDEX the index.")));
-	buf = ReadBuffer(index, ref->start + rel);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	LsmCheckPage(index, buf, kind, ref->run_id);
-	page = BufferGetPage(buf);
-	*len = LsmPageContentLen(page);
-	copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
-	memcpy(copy, LsmPageContent(page), *len);
-	UnlockReleaseBuffer(buf);
-	lsm_run_cache_bytes += *len;
+	*len = LsmReadRunPage(index, ref, rel, kind, copy);
+	lsm_run_cache_bytes += BLCKSZ;
 	return copy;
 }
 

@@ -25,7 +25,7 @@ LsmCheckStatus(Relation index, LsmStatus st, const char *what)
 }
 
 /* Copy the content area of a run page into dst; returns its length. */
-static int
+int
 LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 			   uint8 *dst)
 {

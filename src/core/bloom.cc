@@ -3,6 +3,7 @@
 // function catches every exception; status functions map std::bad_alloc to
 // LSM_NO_MEMORY and anything else to LSM_INTERNAL).
 
+#include "api_guard.h"
 #include "bloom.h"
 
 #include <cmath>
@@ -181,27 +182,12 @@ struct LsmBloomBuilder {
   lsm::BloomBuilder rep;
 };
 
-#define LSM_BLOOM_TRY try {
-#define LSM_BLOOM_CATCH_STATUS    \
-  }                               \
-  catch (const std::bad_alloc&) { \
-    return LSM_NO_MEMORY;         \
-  }                               \
-  catch (...) {                   \
-    return LSM_INTERNAL;          \
-  }
-#define LSM_BLOOM_CATCH_RETURN(value) \
-  }                                   \
-  catch (...) {                       \
-    return value;                     \
-  }
-
 extern "C" {
 
 LsmStatus lsm_bloom_builder_create(uint64_t nkeys_expected,
                                    uint32_t bits_per_key,
                                    LsmBloomBuilder** out) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (out == nullptr) return LSM_INVALID;
   *out = nullptr;
   const uint32_t k = lsm::BloomNumProbes(bits_per_key);
@@ -212,83 +198,83 @@ LsmStatus lsm_bloom_builder_create(uint64_t nkeys_expected,
     return LSM_TOO_LARGE;
   *out = new LsmBloomBuilder(static_cast<uint32_t>(nblocks), k);
   return LSM_OK;
-  LSM_BLOOM_CATCH_STATUS
+  LSM_API_CATCH_STATUS
 }
 
 void lsm_bloom_builder_destroy(LsmBloomBuilder* b) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   delete b;
-  LSM_BLOOM_CATCH_RETURN()
+  LSM_API_CATCH_RETURN()
 }
 
 LsmStatus lsm_bloom_builder_add(LsmBloomBuilder* b, uint64_t hash) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (b == nullptr) return LSM_INVALID;
   b->rep.Add(hash);
   return LSM_OK;
-  LSM_BLOOM_CATCH_STATUS
+  LSM_API_CATCH_STATUS
 }
 
 int lsm_bloom_builder_may_contain(const LsmBloomBuilder* b,
                                   uint64_t hash) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (b == nullptr) return 1;
   return b->rep.MayContain(hash) ? 1 : 0;
-  LSM_BLOOM_CATCH_RETURN(1)
+  LSM_API_CATCH_RETURN(1)
 }
 
 uint32_t lsm_bloom_builder_nblocks(const LsmBloomBuilder* b) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   return b == nullptr ? 0 : b->rep.nblocks();
-  LSM_BLOOM_CATCH_RETURN(0)
+  LSM_API_CATCH_RETURN(0)
 }
 
 uint32_t lsm_bloom_builder_k(const LsmBloomBuilder* b) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   return b == nullptr ? 0 : b->rep.num_probes();
-  LSM_BLOOM_CATCH_RETURN(0)
+  LSM_API_CATCH_RETURN(0)
 }
 
 uint64_t lsm_bloom_builder_count(const LsmBloomBuilder* b) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   return b == nullptr ? 0 : b->rep.count();
-  LSM_BLOOM_CATCH_RETURN(0)
+  LSM_API_CATCH_RETURN(0)
 }
 
 uint32_t lsm_bloom_blocks_per_page(size_t cap) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   return lsm::BloomBlocksPerPage(cap);
-  LSM_BLOOM_CATCH_RETURN(0)
+  LSM_API_CATCH_RETURN(0)
 }
 
 uint32_t lsm_bloom_builder_npages(const LsmBloomBuilder* b,
                                   size_t cap) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   return b == nullptr ? 0 : b->rep.NumPages(cap);
-  LSM_BLOOM_CATCH_RETURN(0)
+  LSM_API_CATCH_RETURN(0)
 }
 
 LsmStatus lsm_bloom_builder_page(const LsmBloomBuilder* b, uint32_t i,
                                  uint8_t* content, size_t cap,
                                  size_t* len_out) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (b == nullptr || content == nullptr || len_out == nullptr)
     return LSM_INVALID;
   return b->rep.EncodePage(i, content, cap, len_out);
-  LSM_BLOOM_CATCH_STATUS
+  LSM_API_CATCH_STATUS
 }
 
 LsmStatus lsm_bloom_page_parse(const uint8_t* content, size_t len,
                                LsmBloomPageInfo* out) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (out == nullptr) return LSM_INVALID;
   return lsm::ParseBloomPage(content, len, out);  // NULL content: LSM_CORRUPT
-  LSM_BLOOM_CATCH_STATUS
+  LSM_API_CATCH_STATUS
 }
 
 LsmStatus lsm_bloom_page_probe(const LsmBloomPageInfo* page, uint64_t hash,
                                int* may_contain) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (page == nullptr || may_contain == nullptr || page->blocks == nullptr ||
       page->k == 0 || page->k > lsm::kBloomMaxProbes)
     return LSM_INVALID;
@@ -300,12 +286,12 @@ LsmStatus lsm_bloom_page_probe(const LsmBloomPageInfo* page, uint64_t hash,
       static_cast<size_t>(block - page->first_block) * lsm::kBloomBlockBytes;
   *may_contain = lsm::BloomBlockMayContain(p, page->k, hash) ? 1 : 0;
   return LSM_OK;
-  LSM_BLOOM_CATCH_STATUS
+  LSM_API_CATCH_STATUS
 }
 
 int lsm_bloom_may_contain(const uint8_t* blocks, uint32_t nblocks_total,
                           uint32_t k, uint64_t hash) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (blocks == nullptr || nblocks_total == 0 || k == 0 ||
       k > lsm::kBloomMaxProbes)
     return 1;
@@ -315,7 +301,7 @@ int lsm_bloom_may_contain(const uint8_t* blocks, uint32_t nblocks_total,
              hash)
              ? 1
              : 0;
-  LSM_BLOOM_CATCH_RETURN(1)
+  LSM_API_CATCH_RETURN(1)
 }
 
 uint32_t lsm_bloom_block_of(uint64_t hash, uint32_t nblocks_total) noexcept {
@@ -324,10 +310,10 @@ uint32_t lsm_bloom_block_of(uint64_t hash, uint32_t nblocks_total) noexcept {
 
 int lsm_bloom_block_may_contain(const uint8_t* block64, uint32_t k,
                                 uint64_t hash) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   if (block64 == nullptr || k == 0 || k > lsm::kBloomMaxProbes) return 1;
   return lsm::BloomBlockMayContain(block64, k, hash) ? 1 : 0;
-  LSM_BLOOM_CATCH_RETURN(1)
+  LSM_API_CATCH_RETURN(1)
 }
 
 uint32_t lsm_bloom_num_probes(uint32_t bits_per_key) noexcept {
@@ -335,17 +321,17 @@ uint32_t lsm_bloom_num_probes(uint32_t bits_per_key) noexcept {
 }
 
 double lsm_bloom_theoretical_fpr(double bits_per_key) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   return lsm::BloomStandardFpRate(bits_per_key);
-  LSM_BLOOM_CATCH_RETURN(1.0)
+  LSM_API_CATCH_RETURN(1.0)
 }
 
 double lsm_bloom_expected_fpr(uint32_t bits_per_key) noexcept {
-  LSM_BLOOM_TRY
+  LSM_API_TRY
   const uint32_t k = lsm::BloomNumProbes(bits_per_key);
   if (k == 0) return 1.0;
   return lsm::BloomBlockedFpRate(bits_per_key, k);
-  LSM_BLOOM_CATCH_RETURN(1.0)
+  LSM_API_CATCH_RETURN(1.0)
 }
 
 }  // extern "C"

@@ -8,6 +8,7 @@
 // handles, out-of-range indexes) give LSM_INVALID, or a no-op / 0 / NULL for
 // functions without a status.
 
+#include "api_guard.h"
 #include "lsm_core.h"
 
 #include <cstring>
@@ -26,21 +27,6 @@ struct LsmRunBuilder {
   explicit LsmRunBuilder(size_t cap) : rep(cap) {}
   lsm::RunBuilder rep;
 };
-
-#define LSM_API_TRY try {
-#define LSM_API_CATCH_STATUS      \
-  }                               \
-  catch (const std::bad_alloc&) { \
-    return LSM_NO_MEMORY;         \
-  }                               \
-  catch (...) {                   \
-    return LSM_INTERNAL;          \
-  }
-#define LSM_API_CATCH_RETURN(value) \
-  }                                 \
-  catch (...) {                     \
-    return value;                   \
-  }
 
 extern "C" {
 
