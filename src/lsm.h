@@ -243,11 +243,24 @@ typedef struct LsmSlot
 	/* background work (lsmworker.c, lsmmaint.c) */
 	Oid			indexoid;		/* pg_class OID of the index, for workers */
 	pg_atomic_uint32 pending;	/* LSM_WORK_* bits a worker should act on */
+	pg_atomic_uint32 queued;	/* bumped before every setting of pending */
 } LsmSlot;
 
 /* LsmSlot.pending bits */
 #define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
 #define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
+
+/*
+ * Queue work on a slot (without waking anybody).  The counter goes first: a
+ * worker that clears the bits when it is done and then finds the counter
+ * unchanged knows that no request came in between (LsmMaintain).
+ */
+static inline void
+LsmPendingSet(LsmSlot *slot, uint32 bits)
+{
+	pg_atomic_fetch_add_u32(&slot->queued, 1);
+	pg_atomic_fetch_or_u32(&slot->pending, bits);
+}
 
 typedef struct LsmShared
 {

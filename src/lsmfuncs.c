@@ -281,7 +281,7 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 			LsmMaintain(index, NULL);
 		else
 		{
-			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);
+			LsmPendingSet(slot, LSM_WORK_COMPACT);
 			LsmWakeWorkers(MyDatabaseId);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 20, PG_WAIT_EXTENSION);

@@ -139,8 +139,7 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 				counted = true;
 				stall_start = GetCurrentTimestamp();
 			}
-			pg_atomic_fetch_or_u32(&slot->pending,
-								   slot->nimm > 0 ? LSM_WORK_FLUSH : LSM_WORK_COMPACT);
+			LsmPendingSet(slot, slot->nimm > 0 ? LSM_WORK_FLUSH : LSM_WORK_COMPACT);
 			l0_runs = slot->l0_runs;
 			LsmSlotRelease(index, slot);
 			LsmWakeWorkers(MyDatabaseId);

@@ -86,7 +86,7 @@ LsmSlotNo(LsmSlot *slot)
 static void
 LsmQueueWork(LsmSlot *slot, uint32 bits)
 {
-	pg_atomic_fetch_or_u32(&slot->pending, bits);
+	LsmPendingSet(slot, bits);
 	LsmWakeWorkers(slot->dbid);
 }
 
@@ -316,7 +316,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 		slot->self_flushes++;
 	LWLockRelease(LsmSlotLock(slotno));
 	if (LsmIsWorker())
-		pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);
+		pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);	/* our own LsmMaintain goes on */
 	else
 		LsmQueueWork(slot, LSM_WORK_COMPACT);	/* a worker may compact now */
 	ConditionVariableBroadcast(&slot->cv);
@@ -783,10 +783,18 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
 	bool		stopped = false;
+	uint32		queued;
 
 	LsmSlotRelease(index, slot);
-	/* the pending bits stay set until the work is done: a worker killed
-	 * half-way leaves them for the next one */
+
+	/*
+	 * The pending bits stay set until the work is done: a worker killed
+	 * half-way leaves them for the next one.  Work queued while we run (a
+	 * backend's flush that makes level 0 reach the trigger just after we
+	 * looked) must not be lost when we clear them: see the end.
+	 */
+	queued = pg_atomic_read_u32(&slot->queued);
+	pg_memory_barrier();
 	lsm_user_stop = stop;
 
 	for (int round = 0; round < 1000 && !stopped; round++)
@@ -824,10 +832,17 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 	LsmWorkerReportActivity(NULL, index);
 	if (!stopped)
 	{
-		/* done; but a memtable may have become immutable meanwhile */
+		/*
+		 * Done with what we saw.  LsmPendingSet bumps the counter before it
+		 * sets the bits, so a request whose bits our clearing wiped out has
+		 * changed the counter by the time we read it again: set the bits
+		 * back, and a worker comes again.
+		 */
 		pg_atomic_write_u32(&slot->pending, 0);
 		pg_memory_barrier();
-		if (slot->nimm > 0)
+		if (pg_atomic_read_u32(&slot->queued) != queued)
+			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
+		else if (slot->nimm > 0)
 			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH);
 	}
 	else if (slot->vacuum_waiting)

@@ -82,6 +82,7 @@ LsmShmemStartup(void)
 		{
 			lsm_memtable_init(&lsm_shared->slots[i].mt);
 			pg_atomic_init_u32(&lsm_shared->slots[i].pending, 0);
+			pg_atomic_init_u32(&lsm_shared->slots[i].queued, 0);
 			pg_atomic_init_u64(&lsm_shared->slots[i].lookups, 0);
 			pg_atomic_init_u64(&lsm_shared->slots[i].filter_probes, 0);
 			pg_atomic_init_u64(&lsm_shared->slots[i].filter_negatives, 0);

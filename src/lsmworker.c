@@ -898,7 +898,7 @@ LsmWorkerRequeueSlot(const LsmCandidate *c)
 
 	LWLockAcquire(lsm_shared->map_lock, LW_SHARED);
 	if (s->generation == c->generation)
-		pg_atomic_fetch_or_u32(&s->pending, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
+		LsmPendingSet(s, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
 	LWLockRelease(lsm_shared->map_lock);
 }
 
