@@ -12,9 +12,10 @@
 #   batch 2  50,000 'reviewed' events for random orders (setseed 0.42)
 # and for every batch: EXPLAIN (ANALYZE, WAL) records, full-page images and
 # bytes; the WAL of the index relation alone (pg_waldump --relation); the WAL
-# an lsm background worker writes afterwards until idle ("n/a" while there is
-# none: v0.1 flushes and merges in the inserting backend, so that work is in
-# the batch's own figures); the index pages whose LSN is newer than a mark
+# the lsm_am workers write for the index after the batch, until the cluster is
+# idle ("n/a" with lsm_am.max_workers = 0: backends then flush and merge
+# themselves, inside the batch's own figures; a worker's flush or merge that
+# runs while the batch runs is in the batch's index WAL); the index pages whose LSN is newer than a mark
 # taken before the batch (pageinspect).  Then the buffers of the point lookup
 # of order 181236, a check that both indexes return the same rows, the index
 # size after the run, after lsm_am.flush(), after a full compaction
@@ -244,8 +245,9 @@ bgrow() {
 	fi
 	row "fresh CREATE INDEX, same rows (pages)" size pages_fresh_build
 	printf '  %-40s %14s %14s\n' "btree avg leaf density (%)" "$(fmt_num "$(M btree size leaf_density)" 1)" "-"
-	echo "  * no lsm background worker in v0.1: flushes and merges run in the inserting"
-	echo "    backend and are included in the statement and index figures above."
+	echo "  * index WAL: everything pg_waldump attributes to the index while the batch"
+	echo "    runs, the lsm_am workers' flushes and merges included; background WAL:"
+	echo "    what they write for the index after the batch, until idle."
 	echo
 	# targets
 	bi=$(M btree random index_bytes)

@@ -131,16 +131,20 @@ waldump_rel() {
 wal_lsn() { q "SELECT pg_current_wal_flush_lsn()"; }
 wal_diff() { q "SELECT pg_wal_lsn_diff('$2', '$1')::bigint"; }
 
-# lsm_workers: number of lsm background processes (0 in v0.1).
+# lsm_workers: lsm_am.max_workers of the server (0: no background workers,
+# backends flush and merge themselves; workers exit when idle, so counting
+# live ones would not tell).
 lsm_workers() {
-	q "SELECT count(*) FROM pg_stat_activity WHERE backend_type ILIKE '%lsm%'"
+	local n
+	n=$(q "SELECT coalesce(current_setting('lsm_am.max_workers', true), '0')")
+	echo "${n:-0}"
 }
 
 # bg_wal_until_idle START_LSN RELSPEC: the WAL an lsm background worker writes
 # for the index after a statement ended, until it is idle.  Prints
 # "records fpi bytes seconds", or "n/a" when the server runs no lsm worker
-# (v0.1: flushes and merges run in the inserting backend and are included in
-# the statement's figures).  Idle = the cluster's WAL insert position has not
+# (lsm_am.max_workers = 0: flushes and merges run in the inserting backend and
+# are included in the statement's figures).  Idle = the cluster's WAL insert position has not
 # moved for 3 s (autovacuum is off in the benchmark clusters); at most 300 s.
 bg_wal_until_idle() {
 	local start=$1 rel=$2

@@ -3,7 +3,10 @@
 #
 #   bash bench/run.sh                 (a) the Acme Shop comparison (~2-3 min)
 #   bash bench/run.sh --all           (a) + (d) CREATE INDEX + (b) sustained
-#                                     ingest with (c) reads after it (~20-25 min)
+#                                     ingest with (c) reads after it, then the
+#                                     bloom lookup figures (lookups.sh) and the
+#                                     compaction policies (merge_policies.sh)
+#                                     (~45-50 min)
 #   options:  --skip-setup   do not install packages / build / install lsm_am
 #             --runs N       repetitions of (a) (default 3; medians)
 #             --out DIR      results directory (default bench/results/<UTC time>)
@@ -78,6 +81,21 @@ if [ "$ALL" = 1 ]; then
 		bash "$BENCH_DIR/ingest.sh" --out "$OUT"
 	fi
 	part_time "(b)+(c) ingest and reads" "$t"
+	# the Bloom issue's lookup figures and the Merge issue's per-policy figures
+	t=$(date +%s)
+	if [ "$QUICK" = 1 ]; then
+		BENCH_OUT=$OUT bash "$BENCH_DIR/lookups.sh" 1 | tee "$OUT/lookups_table.txt"
+	else
+		BENCH_OUT=$OUT bash "$BENCH_DIR/lookups.sh" 3 | tee "$OUT/lookups_table.txt"
+	fi
+	part_time "lookups (bloom filters)" "$t"
+	t=$(date +%s)
+	if [ "$QUICK" = 1 ]; then
+		BENCH_OUT=$OUT bash "$BENCH_DIR/merge_policies.sh" 100000 1 | tee "$OUT/merge_table.txt"
+	else
+		BENCH_OUT=$OUT bash "$BENCH_DIR/merge_policies.sh" 1000000 1 | tee "$OUT/merge_table.txt"
+	fi
+	part_time "merge policies" "$t"
 fi
 
 if command -v gnuplot >/dev/null; then
@@ -87,7 +105,7 @@ else
 fi
 
 # All tables together in one file (and, after --all, once more on the terminal).
-for f in acme_table build_table ingest_table; do
+for f in acme_table build_table ingest_table lookups_table merge_table; do
 	[ ! -f "$OUT/$f.txt" ] || cat "$OUT/$f.txt"
 done >"$OUT/summary.txt"
 [ "$ALL" = 0 ] || cat "$OUT/summary.txt"

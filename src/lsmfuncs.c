@@ -266,6 +266,7 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 	for (;;)
 	{
 		LsmSlot    *slot;
+		bool		self;
 
 		if (!LsmWorkPending(index))
 		{
@@ -274,14 +275,16 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 		}
 		if (GetCurrentTimestamp() >= deadline)
 			break;
+		self = !LsmWorkersAvailable(MyDatabaseId) || LsmIndexNewInXact(index);
 		slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 		LsmPublishSettings(index, slot);
+		if (!self)
+			LsmPendingSet(slot, LSM_WORK_COMPACT);	/* while the slot is ours */
 		LsmSlotRelease(index, slot);
-		if (!LsmWorkersAvailable(MyDatabaseId) || LsmIndexNewInXact(index))
+		if (self)
 			LsmMaintain(index, NULL);
 		else
 		{
-			LsmPendingSet(slot, LSM_WORK_COMPACT);
 			LsmWakeWorkers(MyDatabaseId);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 20, PG_WAIT_EXTENSION);
@@ -488,7 +491,7 @@ lsm_lookup_stats(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(lsm_reset_lookup_stats);
 
-/* lsm_am.reset_lookup_stats(regclass): zero the lookup counters. */
+/* lsm_am.reset_lookup_stats(regclass): zero the lookup counters (index owner). */
 Datum
 lsm_reset_lookup_stats(PG_FUNCTION_ARGS)
 {
@@ -497,7 +500,8 @@ lsm_reset_lookup_stats(PG_FUNCTION_ARGS)
 	LsmSlot    *slot;
 
 	LsmCheckPreloaded();
-	index = LsmOpenIndex(relid, AccessShareLock, false);
+	/* the counters are shared by every reader: only the owner resets them */
+	index = LsmOpenIndex(relid, AccessShareLock, true);
 	slot = LsmSlotAcquire(index, LW_SHARED);
 	pg_atomic_write_u64(&slot->lookups, 0);
 	pg_atomic_write_u64(&slot->filter_probes, 0);

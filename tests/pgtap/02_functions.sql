@@ -10,7 +10,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(100);
+SELECT plan(101);
 
 -- signatures
 SELECT has_function('lsm_am', 'flush', ARRAY['regclass']);
@@ -215,6 +215,9 @@ SELECT lives_ok($$SELECT * FROM lsm_am.lookup_stats('pgtap_fn_lsm')$$,
                 'lookup_stats by a non-owner with SELECT on the table works');
 SELECT is((SELECT lsm_am.wait_for_merges('pgtap_fn_lsm')), true,
           'wait_for_merges by a non-owner with SELECT on the table works');
+SELECT throws_ok($$SELECT lsm_am.reset_lookup_stats('pgtap_fn_lsm')$$, '42501',
+                 'must be owner of index pgtap_fn_lsm',
+                 'reset_lookup_stats by a non-owner with SELECT on the table fails: the counters are the owner''s to reset');
 CREATE TABLE pgtap_fn_own (k int4);
 SELECT lives_ok($$CREATE INDEX pgtap_fn_own_lsm ON pgtap_fn_own USING lsm (k)$$,
                 'a non-superuser can create an lsm index');
