@@ -310,7 +310,14 @@ extern void LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner);
 extern void LsmReadMeta(Relation index, LsmMetaPageData *meta_out,
 						LsmRunRef **runs_out);
 extern Buffer LsmLockMeta(Relation index);
-extern void LsmLogAppend(Relation index, LsmSlot *slot, const uint8 *key, int len);
+/* One entry for LsmLogAppend. */
+typedef struct LsmLogEntry
+{
+	const uint8 *key;
+	int			len;
+} LsmLogEntry;
+extern void LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
+						 int *logged);
 extern int	LsmCollectChain(Relation index, uint32 epoch, BlockNumber head,
 							BlockNumber **out);
 extern void LsmReportStatus(Relation index, LsmStatus st, const char *what);
@@ -408,7 +415,7 @@ extern void LsmCompactFull(Relation index);
 extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 							void *dead_state, double *removed);
 extern bool LsmWorkPending(Relation index);
-extern void LsmInsertKey(Relation index, const uint8 *key, int len);
+extern void LsmPushPending(Relation index);
 extern int	LsmCompactionPolicyOf(Relation index);
 extern int	LsmSizeRatioOf(Relation index);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);

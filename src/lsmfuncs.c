@@ -53,6 +53,8 @@ LsmOpenIndex(Oid relid, LOCKMODE lockmode, bool maintain)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
+	/* this backend's own entries of the index are in it first */
+	LsmPushPending(index);
 	return index;
 }
 

@@ -1,16 +1,40 @@
 /*
- * lsminsert.c — aminsert: append to the log pages and the memtable; switch
- * to a fresh memtable when it is full (workers flush and compact), with
- * backpressure when they fall behind.
+ * lsminsert.c — aminsert: entries are collected per index in the inserting
+ * backend and appended in batches to the log pages and the memtable; a full
+ * memtable becomes immutable and a fresh one takes the next entries (workers
+ * flush and compact), with backpressure when they fall behind.
  *
- * Order matters for crash safety: the WAL-logged log append happens before
- * the memtable insert, both under the slot lock, so the memtable is always a
- * cache of the log.  Arena room is reserved before the log append, so the
- * memtable insert after it cannot fail for lack of memory.
+ * Batches.  aminsert only encodes the entry into a backend-local buffer of
+ * its index.  The buffer goes to the index (LsmPushPending) when it holds
+ * about a log page of entries, before this backend scans the index or calls
+ * one of the lsm_am functions on it, and at the latest when the transaction
+ * commits or prepares (a pre-commit callback).  So the slot lock is taken
+ * once per batch instead of once per row, and the WAL is one generic record
+ * per log page instead of one per row.  This is safe because nobody needs
+ * an uncommitted entry before that: other transactions cannot see the rows
+ * yet, this backend's own scans push first, and a crash before commit makes
+ * the rows dead anyway.  A transaction that aborts drops its buffers, and so
+ * does a subtransaction: VACUUM may remove its dead rows before we commit,
+ * and an entry pushed later could point at a reused TID.  So a buffer only
+ * ever holds entries of one nesting level (a subtransaction's first insert
+ * pushes its parent's entries first).  An index dropped,
+ * truncated or rebuilt later in the transaction has a new relfilenode: its
+ * old buffer is dropped, as the rows it indexed are gone or re-indexed.
+ *
+ * Inside a batch, under the slot lock, entries go into the memtable first
+ * and then to the log, a log page at a time; the slot is marked not loaded
+ * meanwhile, so an ERROR half-way makes the next user rebuild the memtable
+ * from the log, and the batch remembers exactly which entries were logged:
+ * the others stay in the buffer and are pushed again (say after a
+ * subtransaction caught the ERROR).  Arena room is reserved before each
+ * memtable insert, so that insert cannot fail for lack of memory.
  */
 #include "postgres.h"
 
+#include "access/relation.h"
+#include "access/xact.h"
 #include "access/xlog.h"
+#include "catalog/pg_class.h"
 #include "executor/instrument.h"
 #include "pgstat.h"
 #include "utils/timestamp.h"
@@ -73,17 +97,43 @@ LsmSelfServe(Relation index, uint32 l0_runs)
 #define LSM_STALL_SELF_SERVE_MS	1000
 
 /*
- * Insert one encoded entry.
+ * Log ents[first, i), which are in the memtable already; then the slot is
+ * loaded again.  *done moves past what was logged, also on ERROR.
+ */
+static void
+LsmLogGroup(Relation index, LsmSlot *slot, const LsmLogEntry *ents,
+			int first, int i, volatile int *done)
+{
+	int			logged = 0;
+
+	PG_TRY();
+	{
+		LsmLogAppend(index, slot, ents + first, i - first, &logged);
+	}
+	PG_CATCH();
+	{
+		*done = first + logged;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	*done = i;
+	slot->loaded = true;
+}
+
+/*
+ * Insert ents[*done .. n) in order.  *done counts the entries appended to
+ * both the log and the memtable; on ERROR it tells the caller where to
+ * resume.
  *
- * A full memtable becomes immutable and a fresh one takes the entry (a
+ * A full memtable becomes immutable and a fresh one takes the entries (a
  * metapage record, no I/O wait); a worker flushes it.  Backpressure, as
- * RocksDB: with lsm_am.l0_slowdown_trigger level-0 runs each insert sleeps a
+ * RocksDB: with lsm_am.l0_slowdown_trigger level-0 runs each batch sleeps a
  * little; with all LSM_MAX_IMM immutable memtables waiting, or
  * lsm_am.l0_stop_trigger level-0 runs, inserts wait for the workers; if no
  * worker can be had (or none came for a second) the backend does the work.
  */
-void
-LsmInsertKey(Relation index, const uint8 *key, int len)
+static void
+LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *done)
 {
 	TimestampTz stall_start = 0;
 	bool		counted = false;
@@ -91,42 +141,69 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 	int			slowdown = 0;
 	uint32		l0 = 0;
 
-	for (;;)
+	while (*done < n)
 	{
 		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 		bool		stall = false;
-		LsmStatus	st;
-		int64		wal0;
+		int			first = *done;	/* first entry not yet logged */
+		int			i;
+		int64		wal0 = pgWalUsage.wal_bytes;
 
-		if (LsmMemtableFull(index, slot, len))
+		for (i = first; i < n; i++)
 		{
-			if (slot->nimm < LSM_MAX_IMM)
-				LsmSwitchMemtable(index, slot);
-			else
-				stall = true;	/* too many memtables wait */
-		}
-		if (slot->l0_runs >= (uint32) lsm_l0_stop_trigger)
-			stall = true;
-		if (!stall && !LsmEnsureChunkRoom(slot, &slot->mt, len, true))
-		{
-			if (slot->mt.nentries == 0 && slot->nimm == 0)
+			int			len = ents[i].len;
+			LsmStatus	st;
+
+			if (slot->l0_runs >= (uint32) lsm_l0_stop_trigger)
 			{
-				LsmSlotRelease(index, slot);
-				ereport(ERROR,
-						(errcode(ERRCODE_OUT_OF_MEMORY),
-						 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
-								RelationGetRelationName(index)),
-						 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
-						 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
+				stall = true;
+				break;
 			}
-			if (slot->mt.nentries > 0 && slot->nimm < LSM_MAX_IMM)
+			if (LsmMemtableFull(index, slot, len) ||
+				!LsmEnsureChunkRoom(slot, &slot->mt, len, true))
 			{
+				if (slot->mt.nentries == 0 && slot->nimm == 0)
+				{
+					LsmSlotRelease(index, slot);
+					ereport(ERROR,
+							(errcode(ERRCODE_OUT_OF_MEMORY),
+							 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
+									RelationGetRelationName(index)),
+							 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
+							 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
+				}
+				if (slot->mt.nentries == 0 || slot->nimm >= LSM_MAX_IMM)
+				{
+					stall = true;	/* memory comes back when a flush ends */
+					break;
+				}
+				/* the memtable's entries must all be logged before it turns */
+				if (i > first)
+				{
+					LsmLogGroup(index, slot, ents, first, i, done);
+					first = i;
+				}
 				LsmSwitchMemtable(index, slot);
-				LsmSlotRelease(index, slot);
+				i--;			/* again, into the fresh memtable */
 				continue;
 			}
-			stall = true;		/* memory comes back when a flush ends */
+
+			/* into the memtable now, into the log below: not loaded until then */
+			slot->loaded = false;
+			st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, ents[i].key, len);
+			if (st != LSM_OK)
+			{
+				/* cannot happen after the reservation; rebuild from the log */
+				LsmSlotRelease(index, slot);
+				LsmReportStatus(index, st, "inserting into the memtable");
+			}
 		}
+		if (i > first)
+		{
+			LsmLogGroup(index, slot, ents, first, i, done);
+			LsmPublishSettings(index, slot);
+		}
+		slot->wal_log += pgWalUsage.wal_bytes - wal0;
 
 		if (stall)
 		{
@@ -167,26 +244,13 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 
 			TimestampDifference(stall_start, GetCurrentTimestamp(), &secs, &usecs);
 			slot->stall_us += (uint64) secs * 1000000 + usecs;
+			counted = false;
 		}
-
-		LsmPublishSettings(index, slot);
-		wal0 = pgWalUsage.wal_bytes;
-		LsmLogAppend(index, slot, key, len);
-		st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, key, len);
-		if (st != LSM_OK)
-		{
-			/* cannot happen after the reservation; rebuild from the log */
-			slot->loaded = false;
-			LsmSlotRelease(index, slot);
-			LsmReportStatus(index, st, "inserting into the memtable");
-		}
-		slot->wal_log += pgWalUsage.wal_bytes - wal0;
 		/* no worker can lock an index this transaction created */
 		self_serve = slot->nimm > 0 &&
 			(LsmIndexNewInXact(index) || !LsmWorkersAvailable(MyDatabaseId));
 		l0 = slot->l0_runs;
 		LsmSlotRelease(index, slot);
-		break;
 	}
 
 	if (slowdown > 0)
@@ -199,6 +263,233 @@ LsmInsertKey(Relation index, const uint8 *key, int len)
 		(void) LsmSelfServe(index, l0);
 }
 
+/* ------------------------------------------------------------------------
+ * Per-backend buffers of entries not yet in their index (see the header)
+ * ------------------------------------------------------------------------ */
+
+/* Push a buffer when it holds this many bytes: about one log page. */
+#define LSM_PENDING_BYTES	(BLCKSZ - 256)
+
+typedef struct LsmPending
+{
+	struct LsmPending *next;
+	Oid			indexoid;
+	Oid			spcid;			/* the relfilenode the entries belong to */
+	Oid			relnumber;
+	StringInfoData data;		/* entries: uint16 length, then the bytes */
+	int			nentries;
+	int			level;			/* transaction nest level the entries are of */
+} LsmPending;
+
+static LsmPending *lsm_pending = NULL;
+static MemoryContext lsm_pending_cxt = NULL;
+static bool lsm_xact_callback_registered = false;
+
+/* Drop every buffer (transaction end). */
+static void
+LsmPendingDiscardAll(void)
+{
+	lsm_pending = NULL;
+	if (lsm_pending_cxt != NULL)
+		MemoryContextReset(lsm_pending_cxt);
+}
+
+static void
+LsmPendingUnlink(LsmPending *p)
+{
+	for (LsmPending **pp = &lsm_pending; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p)
+		{
+			*pp = p->next;
+			break;
+		}
+	pfree(p->data.data);
+	pfree(p);
+}
+
+/* Append p's entries to index; on ERROR p keeps those not appended. */
+static void
+LsmPendingPush(Relation index, LsmPending *p)
+{
+	LsmLogEntry *ents;
+	volatile int done = 0;
+	int			n = 0;
+	int			off = 0;
+
+	if (p->nentries == 0)
+		return;
+	ents = palloc(sizeof(LsmLogEntry) * p->nentries);
+	while (off < p->data.len)
+	{
+		uint16		len;
+
+		memcpy(&len, p->data.data + off, sizeof(uint16));
+		ents[n].key = (const uint8 *) p->data.data + off + sizeof(uint16);
+		ents[n].len = len;
+		off += sizeof(uint16) + len;
+		n++;
+	}
+	Assert(n == p->nentries);
+
+	PG_TRY();
+	{
+		LsmInsertBatch(index, ents, n, &done);
+	}
+	PG_CATCH();
+	{
+		/* keep the entries not appended (a subtransaction may go on) */
+		if (done > 0)
+		{
+			int			cut = (int) ((const char *) ents[done - 1].key - p->data.data) +
+				ents[done - 1].len;
+
+			memmove(p->data.data, p->data.data + cut, p->data.len - cut);
+			p->data.len -= cut;
+			p->nentries -= done;
+		}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	p->data.len = 0;
+	p->nentries = 0;
+	pfree(ents);
+}
+
+/*
+ * Push this backend's entries for index, and drop those of an older
+ * relfilenode of it.  Called before anything in this backend reads the index.
+ */
+void
+LsmPushPending(Relation index)
+{
+	Oid			relid = RelationGetRelid(index);
+	LsmPending *p = lsm_pending;
+
+	while (p != NULL)
+	{
+		LsmPending *next = p->next;
+
+		if (p->indexoid == relid)
+		{
+			if (p->spcid == LsmRelSpcOid(index) &&
+				p->relnumber == LsmRelFileNumber(index))
+				LsmPendingPush(index, p);
+			else
+				LsmPendingUnlink(p);
+		}
+		p = next;
+	}
+}
+
+/* Push every buffer whose index still has that relfilenode; drop the rest. */
+static void
+LsmPushAllPending(void)
+{
+	while (lsm_pending != NULL)
+	{
+		LsmPending *p = lsm_pending;
+		Relation	index = NULL;
+
+		if (p->nentries > 0)
+			index = try_relation_open(p->indexoid, NoLock);
+		if (index != NULL)
+		{
+			if (index->rd_rel->relkind == RELKIND_INDEX &&
+				index->rd_indam != NULL && index->rd_indam->ambuild == lsmbuild &&
+				p->spcid == LsmRelSpcOid(index) &&
+				p->relnumber == LsmRelFileNumber(index))
+				LsmPendingPush(index, p);
+			relation_close(index, NoLock);
+		}
+		LsmPendingUnlink(p);
+	}
+}
+
+/*
+ * A subtransaction aborts: drop the entries it added.  Its rows are dead, and
+ * VACUUM may remove them before we commit and their TIDs may be reused: an
+ * entry pushed later would then point at another row.  (Entries pushed while
+ * the subtransaction ran are in the index like any dead row's, and VACUUM
+ * removes them with the rows.)  lsminsert keeps every buffer's entries of
+ * one level: of the buffer's level or of committed subtransactions below it.
+ */
+static void
+LsmSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
+				   SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+	{
+		int			level = GetCurrentTransactionNestLevel();
+		LsmPending *p = lsm_pending;
+
+		while (p != NULL)
+		{
+			LsmPending *next = p->next;
+
+			if (p->level >= level)
+				LsmPendingUnlink(p);
+			p = next;
+		}
+	}
+}
+
+static void
+LsmXactCallback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			LsmPushAllPending();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			LsmPendingDiscardAll();
+			break;
+	}
+}
+
+/* The buffer of index (current relfilenode), made if needed. */
+static LsmPending *
+LsmPendingFor(Relation index)
+{
+	Oid			relid = RelationGetRelid(index);
+	LsmPending *p;
+
+	for (p = lsm_pending; p != NULL; p = p->next)
+		if (p->indexoid == relid && p->spcid == LsmRelSpcOid(index) &&
+			p->relnumber == LsmRelFileNumber(index))
+			return p;
+
+	if (!lsm_xact_callback_registered)
+	{
+		RegisterXactCallback(LsmXactCallback, NULL);
+		RegisterSubXactCallback(LsmSubXactCallback, NULL);
+		lsm_xact_callback_registered = true;
+	}
+	if (lsm_pending_cxt == NULL)
+		lsm_pending_cxt = AllocSetContextCreate(TopMemoryContext,
+												"lsm_am pending inserts",
+												ALLOCSET_DEFAULT_SIZES);
+	p = MemoryContextAllocZero(lsm_pending_cxt, sizeof(LsmPending));
+	p->indexoid = relid;
+	p->spcid = LsmRelSpcOid(index);
+	p->relnumber = LsmRelFileNumber(index);
+	{
+		MemoryContext old = MemoryContextSwitchTo(lsm_pending_cxt);
+
+		initStringInfo(&p->data);
+		MemoryContextSwitchTo(old);
+	}
+	p->next = lsm_pending;
+	lsm_pending = p;
+	return p;
+}
+
 /* aminsert */
 bool
 lsminsert(Relation index, Datum *values, bool *isnull,
@@ -206,14 +497,35 @@ lsminsert(Relation index, Datum *values, bool *isnull,
 		  IndexUniqueCheck checkUnique, bool indexUnchanged,
 		  IndexInfo *indexInfo)
 {
+	static StringInfo buf = NULL;
 	LsmRelCache *cache;
-	StringInfoData buf;
+	LsmPending *p;
+	uint16		len;
+	int			level;
 
 	LsmCheckPreloaded();
 	cache = LsmGetRelCache(index);
-	initStringInfo(&buf);
-	LsmEncodeEntry(&cache->desc, values, isnull, ht_ctid, &buf);
-	LsmInsertKey(index, (uint8 *) buf.data, buf.len);
-	pfree(buf.data);
+	if (buf == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
+		buf = makeStringInfo();
+		MemoryContextSwitchTo(old);
+	}
+	/* encode aside: a key that is too large must leave the buffer intact */
+	resetStringInfo(buf);
+	LsmEncodeEntry(&cache->desc, values, isnull, ht_ctid, buf);
+	len = (uint16) buf->len;
+
+	p = LsmPendingFor(index);
+	level = GetCurrentTransactionNestLevel();
+	if (p->level < level && p->nentries > 0)
+		LsmPendingPush(index, p);	/* a parent's entries: in with them now */
+	p->level = level;			/* (a higher one: that subtransaction committed) */
+	appendBinaryStringInfo(&p->data, (const char *) &len, sizeof(uint16));
+	appendBinaryStringInfo(&p->data, buf->data, buf->len);
+	p->nentries++;
+	if (p->data.len >= LSM_PENDING_BYTES)
+		LsmPendingPush(index, p);
 	return false;
 }

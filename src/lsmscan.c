@@ -325,6 +325,8 @@ lsmrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 {
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 
+	/* this backend's own entries of the index must be in it first */
+	LsmPushPending(scan->indexRelation);
 	LsmScanReset(so);
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));

@@ -522,98 +522,123 @@ LsmLogPageFits(Page page, int len)
 	return ph->pd_lower + LSM_LOG_ENTRY_HDR + len <= ph->pd_upper;
 }
 
+/* Put entries [i, n) on page while they fit; returns the next one. */
+static int
+LsmLogPagePutMany(Page page, const LsmLogEntry *ents, int i, int n)
+{
+	while (i < n && LsmLogPageFits(page, ents[i].len))
+	{
+		LsmLogPagePut(page, ents[i].key, ents[i].len);
+		i++;
+	}
+	return i;
+}
+
 /*
- * Append an entry to the active log chain (WAL-logged).  A new page comes
- * from the free list or the end of the index, in the same record that links
- * it.  REQUIRES: slot lock exclusive, slot loaded (so log_tail is current).
+ * Append n entries to the active log chain (WAL-logged): one generic record
+ * per log page they go to, so a batch of small entries costs one record
+ * header and one page delta per page, not per entry.  A new page comes from
+ * the free list or the end of the index, in the same record that links it.
+ * REQUIRES: slot lock exclusive, slot loaded (so log_tail is current), n > 0,
+ * every entry small enough for an empty log page.
  */
 void
-LsmLogAppend(Relation index, LsmSlot *slot, const uint8 *key, int len)
+LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
+			 int *logged)
 {
-	Buffer		tailbuf = InvalidBuffer;
-	Buffer		metabuf;
-	Buffer		newbuf;
-	Page		tailpage;
-	GenericXLogState *state;
-	LsmMetaPageData *m;
-	BlockNumber blk;
-	Page		np;
+	int			i = 0;
+	bool		was_loaded = slot->loaded;
 
-	if (BlockNumberIsValid(slot->log_tail))
+	while (i < n)
 	{
-		tailbuf = ReadBuffer(index, slot->log_tail);
-		LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
-		slot->loaded = false;	/* until the tail checks out: a stale slot
-								 * rebuilds itself after the ERROR */
-		LsmCheckPage(index, tailbuf, LSM_PK_LOG, slot->log_epoch);
-		tailpage = BufferGetPage(tailbuf);
-		if (((PageHeader) tailpage)->pd_lower != slot->log_tail_off)
+		Buffer		tailbuf = InvalidBuffer;
+		Buffer		metabuf;
+		Buffer		newbuf;
+		Page		tailpage;
+		GenericXLogState *state;
+		LsmMetaPageData *m;
+		BlockNumber blk;
+		Page		np;
+
+		if (BlockNumberIsValid(slot->log_tail))
 		{
-			UnlockReleaseBuffer(tailbuf);
-			elog(ERROR, "lsm_am: log tail of index \"%s\" moved unexpectedly",
+			tailbuf = ReadBuffer(index, slot->log_tail);
+			LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+			slot->loaded = false;	/* until the tail checks out: a stale slot
+									 * rebuilds itself after the ERROR */
+			LsmCheckPage(index, tailbuf, LSM_PK_LOG, slot->log_epoch);
+			tailpage = BufferGetPage(tailbuf);
+			if (((PageHeader) tailpage)->pd_lower != slot->log_tail_off)
+			{
+				UnlockReleaseBuffer(tailbuf);
+				elog(ERROR, "lsm_am: log tail of index \"%s\" moved unexpectedly",
+					 RelationGetRelationName(index));
+			}
+			/* the caller's memtable may be ahead of the log: it says when not */
+			slot->loaded = was_loaded;
+
+			if (LsmLogPageFits(tailpage, ents[i].len))
+			{
+				Page		p;
+
+				state = GenericXLogStart(index);
+				p = GenericXLogRegisterBuffer(state, tailbuf, 0);
+				i = LsmLogPagePutMany(p, ents, i, n);
+				GenericXLogFinish(state);
+				*logged = i;
+				slot->log_tail_off = ((PageHeader) tailpage)->pd_lower;
+				UnlockReleaseBuffer(tailbuf);
+				continue;
+			}
+		}
+
+		/* a new page: the chain's first, or the tail is full */
+		metabuf = LsmLockMeta(index);
+		m = LsmPageGetMeta(BufferGetPage(metabuf));
+		if (m->active.epoch != slot->log_epoch ||
+			BlockNumberIsValid(m->active.head) != BlockNumberIsValid(slot->log_tail))
+		{
+			UnlockReleaseBuffer(metabuf);
+			if (BufferIsValid(tailbuf))
+				UnlockReleaseBuffer(tailbuf);
+			slot->loaded = false;
+			elog(ERROR, "lsm_am: log chain of index \"%s\" changed unexpectedly",
 				 RelationGetRelationName(index));
 		}
-		slot->loaded = true;
+		blk = LsmAllocChoose(m, 1);
+		LsmEnsureBlocks(index, blk + 1);
+		newbuf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_ZERO_AND_LOCK, NULL);
 
-		if (LsmLogPageFits(tailpage, len))
+		state = GenericXLogStart(index);
+		m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		np = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		LsmAllocTake(m, blk, 1);
+		LsmInitPage(np, LSM_PK_LOG, slot->log_epoch);
+		i = LsmLogPagePutMany(np, ents, i, n);
+		if (BufferIsValid(tailbuf))
 		{
-			Page		p;
+			Page		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
 
-			state = GenericXLogStart(index);
-			p = GenericXLogRegisterBuffer(state, tailbuf, 0);
-			LsmLogPagePut(p, key, len);
-			GenericXLogFinish(state);
-			slot->log_tail_off = ((PageHeader) tailpage)->pd_lower;
-			UnlockReleaseBuffer(tailbuf);
-			return;
+			LsmPageGetOpaque(tp)->next = blk;
 		}
-	}
+		else
+			m->active.head = blk;
+		GenericXLogFinish(state);
+		*logged = i;
 
-	/* a new page: the chain's first, or the tail is full */
-	metabuf = LsmLockMeta(index);
-	m = LsmPageGetMeta(BufferGetPage(metabuf));
-	if (m->active.epoch != slot->log_epoch ||
-		BlockNumberIsValid(m->active.head) != BlockNumberIsValid(slot->log_tail))
-	{
+		if (!BufferIsValid(tailbuf))
+		{
+			slot->log_head = blk;
+			slot->log_pages = 0;
+		}
+		slot->log_tail = blk;
+		slot->log_tail_off = ((PageHeader) BufferGetPage(newbuf))->pd_lower;
+		slot->log_pages++;
+		UnlockReleaseBuffer(newbuf);
 		UnlockReleaseBuffer(metabuf);
 		if (BufferIsValid(tailbuf))
 			UnlockReleaseBuffer(tailbuf);
-		slot->loaded = false;
-		elog(ERROR, "lsm_am: log chain of index \"%s\" changed unexpectedly",
-			 RelationGetRelationName(index));
 	}
-	blk = LsmAllocChoose(m, 1);
-	LsmEnsureBlocks(index, blk + 1);
-	newbuf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_ZERO_AND_LOCK, NULL);
-
-	state = GenericXLogStart(index);
-	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	np = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
-	LsmAllocTake(m, blk, 1);
-	LsmInitPage(np, LSM_PK_LOG, slot->log_epoch);
-	LsmLogPagePut(np, key, len);
-	if (BufferIsValid(tailbuf))
-	{
-		Page		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
-
-		LsmPageGetOpaque(tp)->next = blk;
-	}
-	else
-		m->active.head = blk;
-	GenericXLogFinish(state);
-
-	if (!BufferIsValid(tailbuf))
-	{
-		slot->log_head = blk;
-		slot->log_pages = 0;
-	}
-	slot->log_tail = blk;
-	slot->log_tail_off = ((PageHeader) BufferGetPage(newbuf))->pd_lower;
-	slot->log_pages++;
-	UnlockReleaseBuffer(newbuf);
-	UnlockReleaseBuffer(metabuf);
-	if (BufferIsValid(tailbuf))
-		UnlockReleaseBuffer(tailbuf);
 }
 
 /*
