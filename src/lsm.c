@@ -123,6 +123,7 @@ _PG_init(void)
 							&lsm_max_indexes, 64, 1, 10000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	LsmWorkerInit();
+	LsmInsertInit();
 	MarkGUCPrefixReserved("lsm_am");
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -416,6 +416,8 @@ extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallbac
 							void *dead_state, double *removed);
 extern bool LsmWorkPending(Relation index);
 extern void LsmPushPending(Relation index);
+extern void LsmForgetPending(Relation index);
+extern void LsmInsertInit(void);
 extern int	LsmCompactionPolicyOf(Relation index);
 extern int	LsmSizeRatioOf(Relation index);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);

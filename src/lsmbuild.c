@@ -88,6 +88,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	TypeCacheEntry *tc;
 
 	LsmBuildChecks(heap, index);
+	LsmForgetPending(index);	/* the build reads the heap */
 	memset(&bs, 0, sizeof(bs));
 	LsmKeyDescInit(index, &bs.desc);
 

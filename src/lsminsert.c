@@ -21,6 +21,11 @@
  * truncated or rebuilt later in the transaction has a new relfilenode: its
  * old buffer is dropped, as the rows it indexed are gone or re-indexed.
  *
+ * Hooks push everything before utility commands (DDL may move an index
+ * without rebuilding it) and parallel plans (workers cannot see our
+ * buffers), and make INSERT ... ON CONFLICT unbuffered (a killed speculative
+ * tuple's TID may be reused at once); doc/impl.md "Insert path" has why.
+ *
  * Inside a batch, under the slot lock, entries go into the memtable first
  * and then to the log, a log page at a time; the slot is marked not loaded
  * meanwhile, so an ERROR half-way makes the next user rebuild the memtable
@@ -33,8 +38,12 @@
 
 #include "access/relation.h"
 #include "access/xact.h"
+#include "access/parallel.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
+#include "executor/executor.h"
+#include "nodes/plannodes.h"
+#include "tcop/utility.h"
 #include "executor/instrument.h"
 #include "pgstat.h"
 #include "utils/timestamp.h"
@@ -285,6 +294,15 @@ static LsmPending *lsm_pending = NULL;
 static MemoryContext lsm_pending_cxt = NULL;
 static bool lsm_xact_callback_registered = false;
 
+/* Push each entry at once: after our pre-commit push ... */
+static bool lsm_unbuffered_xact = false;
+/* ... and while an INSERT ... ON CONFLICT runs (see LsmExecutorStart) */
+static int	lsm_unbuffered_stmts = 0;
+
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+
 /* Drop every buffer (transaction end). */
 static void
 LsmPendingDiscardAll(void)
@@ -356,8 +374,8 @@ LsmPendingPush(Relation index, LsmPending *p)
 }
 
 /*
- * Push this backend's entries for index, and drop those of an older
- * relfilenode of it.  Called before anything in this backend reads the index.
+ * Push this backend's entries for index (its current relfilenode).  Called
+ * before anything in this backend reads the index.
  */
 void
 LsmPushPending(Relation index)
@@ -369,25 +387,31 @@ LsmPushPending(Relation index)
 	{
 		LsmPending *next = p->next;
 
-		if (p->indexoid == relid)
-		{
-			if (p->spcid == LsmRelSpcOid(index) &&
-				p->relnumber == LsmRelFileNumber(index))
-				LsmPendingPush(index, p);
-			else
-				LsmPendingUnlink(p);
-		}
+		/*
+		 * A buffer of another relfilenode stays: a ROLLBACK TO SAVEPOINT may
+		 * bring that relfilenode back.  Commit decides.
+		 */
+		if (p->indexoid == relid && p->spcid == LsmRelSpcOid(index) &&
+			p->relnumber == LsmRelFileNumber(index))
+			LsmPendingPush(index, p);
 		p = next;
 	}
 }
 
-/* Push every buffer whose index still has that relfilenode; drop the rest. */
+/*
+ * Push every buffer whose index still has that relfilenode (we hold the
+ * RowExclusiveLock of the inserts: NoLock).  With drop, then forget them all
+ * (commit: an index dropped, or given a new relfilenode by TRUNCATE, REINDEX
+ * or a rewrite, has lost those rows or re-read them from the heap).
+ */
 static void
-LsmPushAllPending(void)
+LsmPushAllPending(bool drop)
 {
-	while (lsm_pending != NULL)
+	LsmPending *p = lsm_pending;
+
+	while (p != NULL)
 	{
-		LsmPending *p = lsm_pending;
+		LsmPending *next = p->next;
 		Relation	index = NULL;
 
 		if (p->nentries > 0)
@@ -401,7 +425,33 @@ LsmPushAllPending(void)
 				LsmPendingPush(index, p);
 			relation_close(index, NoLock);
 		}
-		LsmPendingUnlink(p);
+		if (drop)
+			LsmPendingUnlink(p);
+		p = next;
+	}
+}
+
+/*
+ * An index is being built (CREATE INDEX, REINDEX, TRUNCATE): the build reads
+ * the heap, so buffered entries of its relfilenode are stale.  A TRUNCATE of
+ * a table created (or truncated) in the same transaction empties the index
+ * in place, keeping the relfilenode: without this, their entries would point
+ * at TIDs the new rows reuse.
+ */
+void
+LsmForgetPending(Relation index)
+{
+	LsmPending *p = lsm_pending;
+
+	while (p != NULL)
+	{
+		LsmPending *next = p->next;
+
+		if (p->indexoid == RelationGetRelid(index) &&
+			p->spcid == LsmRelSpcOid(index) &&
+			p->relnumber == LsmRelFileNumber(index))
+			LsmPendingUnlink(p);
+		p = next;
 	}
 }
 
@@ -417,19 +467,22 @@ static void
 LsmSubXactCallback(SubXactEvent event, SubTransactionId mySubid,
 				   SubTransactionId parentSubid, void *arg)
 {
-	if (event == SUBXACT_EVENT_ABORT_SUB)
+	/* the nest level is still the ending subtransaction's */
+	int			level = GetCurrentTransactionNestLevel();
+	LsmPending *p = lsm_pending;
+
+	while (p != NULL)
 	{
-		int			level = GetCurrentTransactionNestLevel();
-		LsmPending *p = lsm_pending;
+		LsmPending *next = p->next;
 
-		while (p != NULL)
+		if (p->level >= level)
 		{
-			LsmPending *next = p->next;
-
-			if (p->level >= level)
+			if (event == SUBXACT_EVENT_ABORT_SUB)
 				LsmPendingUnlink(p);
-			p = next;
+			else if (event == SUBXACT_EVENT_COMMIT_SUB)
+				p->level = level - 1;	/* its entries are the parent's now */
 		}
+		p = next;
 	}
 }
 
@@ -441,7 +494,9 @@ LsmXactCallback(XactEvent event, void *arg)
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PARALLEL_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
-			LsmPushAllPending();
+			LsmPushAllPending(true);
+			/* callbacks after ours may still insert: unbuffered from now */
+			lsm_unbuffered_xact = true;
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_PARALLEL_COMMIT:
@@ -449,6 +504,8 @@ LsmXactCallback(XactEvent event, void *arg)
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			LsmPendingDiscardAll();
+			lsm_unbuffered_xact = false;
+			lsm_unbuffered_stmts = 0;
 			break;
 	}
 }
@@ -525,7 +582,108 @@ lsminsert(Relation index, Datum *values, bool *isnull,
 	appendBinaryStringInfo(&p->data, (const char *) &len, sizeof(uint16));
 	appendBinaryStringInfo(&p->data, buf->data, buf->len);
 	p->nentries++;
-	if (p->data.len >= LSM_PENDING_BYTES)
+	if (p->data.len >= LSM_PENDING_BYTES || lsm_unbuffered_xact ||
+		lsm_unbuffered_stmts > 0)
 		LsmPendingPush(index, p);
 	return false;
+}
+
+/* ------------------------------------------------------------------------
+ * Hooks: where buffered entries must be in the index before PostgreSQL goes
+ * on without asking the index
+ * ------------------------------------------------------------------------ */
+
+/* Does the plan insert with ON CONFLICT (also in a data-modifying WITH)? */
+static bool
+LsmPlanHasOnConflict(PlannedStmt *ps)
+{
+	ListCell   *lc;
+
+	if (ps->commandType == CMD_SELECT && !ps->hasModifyingCTE)
+		return false;
+	if (ps->planTree && IsA(ps->planTree, ModifyTable) &&
+		((ModifyTable *) ps->planTree)->onConflictAction != ONCONFLICT_NONE)
+		return true;
+	foreach(lc, ps->subplans)
+	{
+		Plan	   *sp = (Plan *) lfirst(lc);
+
+		if (sp && IsA(sp, ModifyTable) &&
+			((ModifyTable *) sp)->onConflictAction != ONCONFLICT_NONE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Before a query runs:
+ * - a parallel plan: push everything, since parallel workers read the index
+ *   (a plain index scan can run inside a worker, e.g. under a Nested Loop
+ *   on a parallel seq scan) and cannot see this backend's buffers;
+ * - INSERT ... ON CONFLICT: a speculative heap tuple that loses the race is
+ *   killed at once (heap_abort_speculative), VACUUM may remove it and hand
+ *   its TID to another row while our entry for it would still be buffered;
+ *   so such statements push every entry at once, into the memtable, where
+ *   VACUUM finds it.
+ */
+static void
+LsmExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (lsm_pending != NULL && !IsParallelWorker() &&
+		queryDesc->plannedstmt->parallelModeNeeded)
+		LsmPushAllPending(false);
+	if (LsmPlanHasOnConflict(queryDesc->plannedstmt))
+		lsm_unbuffered_stmts++;
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+static void
+LsmExecutorEnd(QueryDesc *queryDesc)
+{
+	/* (after an ERROR this is not called: transaction end resets it) */
+	if (lsm_unbuffered_stmts > 0 && LsmPlanHasOnConflict(queryDesc->plannedstmt))
+		lsm_unbuffered_stmts--;
+	if (prev_ExecutorEnd)
+		prev_ExecutorEnd(queryDesc);
+	else
+		standard_ExecutorEnd(queryDesc);
+}
+
+/*
+ * Before any utility command but transaction control: push everything.  DDL
+ * can move an index's contents without rebuilding it (ALTER INDEX ... SET
+ * TABLESPACE copies its pages to a new relfilenode; ALTER COLUMN TYPE may
+ * keep an index's relfilenode under a new OID), after which the buffers
+ * would no longer match the index and be dropped at commit.
+ */
+static void
+LsmProcessUtility(PlannedStmt *pstmt, const char *queryString,
+				  bool readOnlyTree, ProcessUtilityContext context,
+				  ParamListInfo params, QueryEnvironment *queryEnv,
+				  DestReceiver *dest, QueryCompletion *qc)
+{
+	if (lsm_pending != NULL && !IsA(pstmt->utilityStmt, TransactionStmt) &&
+		IsTransactionState() && !IsAbortedTransactionBlockState())
+		LsmPushAllPending(false);
+	if (prev_ProcessUtility)
+		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+							params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+}
+
+/* _PG_init */
+void
+LsmInsertInit(void)
+{
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = LsmExecutorStart;
+	prev_ExecutorEnd = ExecutorEnd_hook;
+	ExecutorEnd_hook = LsmExecutorEnd;
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = LsmProcessUtility;
 }

@@ -146,6 +146,103 @@ agree('RELEASE and exception blocks', 50000, 50010);
 is(sql("SELECT string_agg(k::text, ',' ORDER BY k) FROM t WHERE k BETWEEN 50000 AND 50010"),
 	'50001,50002,50003,50005', 'the rows that should be there are');
 
+# RELEASE passes a subtransaction's entries to its parent: a later sibling's
+# rollback must not drop them (psql ON_ERROR_ROLLBACK, JDBC autosave and
+# plpgsql exception blocks make such sequences all the time).
+$s->query_safe('BEGIN');
+$s->query_safe('SAVEPOINT a1');
+$s->query_safe("INSERT INTO t (k) VALUES (55001)");
+$s->query_safe('RELEASE SAVEPOINT a1');
+$s->query_safe('SAVEPOINT b1');
+$s->query_safe('ROLLBACK TO SAVEPOINT b1');
+$s->query_safe(q{
+DO $$
+BEGIN
+  FOR i IN 1 .. 20 LOOP
+    BEGIN
+      INSERT INTO t (k) VALUES (55100 + i);
+      IF i % 5 = 0 THEN RAISE EXCEPTION 'every fifth fails'; END IF;
+    EXCEPTION WHEN others THEN NULL;
+    END;
+  END LOOP;
+END $$;
+});
+$s->query_safe('COMMIT');
+is(sql("SELECT string_agg(k::text, ',' ORDER BY k) FROM t WHERE k BETWEEN 55000 AND 55200"),
+	'55001,55101,55102,55103,55104,55106,55107,55108,55109,55111,55112,55113,55114,55116,55117,55118,55119',
+	'released and caught subtransactions: the heap has the expected rows');
+agree('RELEASE, then a sibling savepoint rolled back; exception-block loop', 55000, 55200);
+
+# A scan between a TRUNCATE in a savepoint and its rollback must not lose the
+# entries buffered before the savepoint.
+$s->query_safe('BEGIN');
+$s->query_safe("INSERT INTO t (k) VALUES (56001)");
+$s->query_safe('SAVEPOINT c1');
+$s->query_safe('TRUNCATE t');
+$s->query_safe("SELECT probe('t', 'k', 'index', 56000, 56010)");
+$s->query_safe('ROLLBACK TO SAVEPOINT c1');
+$s->query_safe('COMMIT');
+agree('TRUNCATE and a scan in a rolled-back savepoint', 56000, 56010);
+
+# TRUNCATE of a table created in the same transaction empties the index in
+# place (same relfilenode); the new rows reuse the TIDs.
+$node->psql('postgres', q{
+BEGIN;
+CREATE TABLE tt (k int8, kb int8 GENERATED ALWAYS AS (k) STORED);
+CREATE INDEX tt_k ON tt USING lsm (k);
+CREATE INDEX tt_kb ON tt (kb);
+INSERT INTO tt (k) SELECT g FROM generate_series(1, 100) g;
+TRUNCATE tt;
+INSERT INTO tt (k) SELECT 1000 + g FROM generate_series(1, 100) g;
+COMMIT;}, on_error_stop => 1);
+for my $kind ('index', 'bitmap')
+{
+	is(sql("SELECT probe('tt', 'k', '$kind', 1, 100) || ' ' || probe('tt', 'k', '$kind', 1001, 1100)"),
+		'0:0 100:105050', "in-place TRUNCATE in the creating transaction: $kind scan finds only the new rows");
+}
+
+# DDL that moves an index's pages without rebuilding it, after inserts in the
+# same transaction: ALTER INDEX ... SET TABLESPACE, ALTER COLUMN TYPE that
+# keeps the index.
+my $tsdir = PostgreSQL::Test::Utils::tempdir;
+sql("CREATE TABLESPACE lsm_ts LOCATION '$tsdir'");
+$node->psql('postgres', q{
+BEGIN;
+INSERT INTO t (k) SELECT 57000 + g FROM generate_series(1, 50) g;
+ALTER INDEX t_k SET TABLESPACE lsm_ts;
+INSERT INTO t (k) SELECT 57100 + g FROM generate_series(1, 50) g;
+COMMIT;}, on_error_stop => 1);
+agree('inserts around ALTER INDEX SET TABLESPACE in one transaction', 57000, 57200);
+sql("CREATE TABLE v (k varchar(10))");
+sql("CREATE INDEX v_k ON v USING lsm (k)");
+$node->psql('postgres', q{
+BEGIN;
+INSERT INTO v (k) SELECT 'v' || g FROM generate_series(1, 50) g;
+ALTER TABLE v ALTER COLUMN k TYPE varchar(20);
+INSERT INTO v (k) SELECT 'w' || g FROM generate_series(1, 50) g;
+COMMIT;}, on_error_stop => 1);
+is(sql("SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM v WHERE k >= 'v' AND k < 'x'"),
+	'100', 'inserts around ALTER COLUMN TYPE (index kept): all 100 in the lsm index');
+
+# A parallel worker runs the index scan (force_parallel_mode): the leader's
+# buffered entries must be in the index by then.
+$s->query_safe('BEGIN');
+$s->query_safe("INSERT INTO t (k) SELECT 58000 + g FROM generate_series(1, 30) g");
+$s->query_safe("SET LOCAL force_parallel_mode = on; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off");
+my $plan = $s->query_safe("EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE k BETWEEN 58000 AND 58100");
+like($plan, qr/Gather.*Index (Only )?Scan using t_k/s, 'the scan of t_k runs in a parallel worker');
+my $par = $s->query_safe("SELECT count(*) FROM t WHERE k BETWEEN 58000 AND 58100");
+chomp $par;
+is($par, '30', 'a parallel worker sees the transaction\'s own 30 rows through the lsm index');
+$s->query_safe('COMMIT');
+
+# INSERT ... ON CONFLICT pushes each entry at once (speculative insertion).
+sql("CREATE UNIQUE INDEX t_kb_u ON t (kb) WHERE kb >= 59000");
+sql("INSERT INTO t (k) SELECT 59000 + g FROM generate_series(1, 100) g ON CONFLICT DO NOTHING");
+sql("INSERT INTO t (k) SELECT 59000 + g FROM generate_series(50, 150) g ON CONFLICT DO NOTHING");
+agree('INSERT ... ON CONFLICT DO NOTHING', 59000, 59200);
+sql('DROP INDEX t_kb_u');
+
 # A key too large fails its statement; the transaction's earlier entries stay.
 sql("SELECT make_t('tx')");
 sql("ALTER TABLE tx ALTER COLUMN pad SET STORAGE PLAIN");
