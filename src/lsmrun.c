@@ -216,8 +216,16 @@ LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 	}
 
 	len = LsmReadRunPage(index, &c->ref, c->cur, LSM_PK_RUN_DATA, content);
-	LsmCheckStatus(index, lsm_batch_add_datapage(batch, content, len),
-				   "reading a data page");
+	/* a forward scan decodes only what it needs of the page (point lookups) */
+	if (!backward && range != NULL && (range->lo != NULL || range->hi != NULL))
+		LsmCheckStatus(index,
+					   lsm_batch_add_datapage_range(batch, content, len,
+													range->lo, range->lolen,
+													range->hi, range->hilen),
+					   "reading a data page");
+	else
+		LsmCheckStatus(index, lsm_batch_add_datapage(batch, content, len),
+					   "reading a data page");
 	c->data_pages++;
 	if (c->bloom_check && !c->matched)
 	{

@@ -68,4 +68,14 @@ LsmStatus Batch::AddDataPage(const uint8_t* content, size_t len) {
   return st;
 }
 
+LsmStatus Batch::AddDataPageRange(const uint8_t* content, size_t len,
+                                  const uint8_t* lo, size_t lolen,
+                                  const uint8_t* hi, size_t hilen) {
+  Mark m = GetMark();
+  BatchSink sink(this);
+  LsmStatus st = ParseDataPageRange(content, len, lo, lolen, hi, hilen, &sink);
+  if (st != LSM_OK) Rewind(m);
+  return st;
+}
+
 }  // namespace lsm

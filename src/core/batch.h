@@ -60,6 +60,11 @@ class Batch {
   // Appends the entries of a data page's content; LSM_CORRUPT (batch
   // unchanged) if the page fails validation.
   LsmStatus AddDataPage(const uint8_t* content, size_t len);
+  // Appends what a forward scan of [lo, hi] needs of a data page (see
+  // ParseDataPageRange); LSM_CORRUPT (batch unchanged) on a bad entry.
+  LsmStatus AddDataPageRange(const uint8_t* content, size_t len,
+                             const uint8_t* lo, size_t lolen,
+                             const uint8_t* hi, size_t hilen);
 
  private:
   static constexpr size_t kBlockSize = 32 * 1024;

@@ -88,6 +88,18 @@ LsmStatus lsm_batch_add_datapage(LsmBatch* b, const uint8_t* content,
   LSM_API_CATCH_STATUS
 }
 
+LsmStatus lsm_batch_add_datapage_range(LsmBatch* b, const uint8_t* content,
+                                       size_t len, const uint8_t* lo,
+                                       size_t lolen, const uint8_t* hi,
+                                       size_t hilen) noexcept {
+  LSM_API_TRY
+  if (b == nullptr || (lo == nullptr && lolen > 0) ||
+      (hi == nullptr && hilen > 0))
+    return LSM_INVALID;
+  return b->rep.AddDataPageRange(content, len, lo, lolen, hi, hilen);
+  LSM_API_CATCH_STATUS
+}
+
 LsmStatus lsm_batch_add_key(LsmBatch* b, const uint8_t* key,
                             size_t len) noexcept {
   LSM_API_TRY

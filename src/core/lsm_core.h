@@ -57,6 +57,14 @@ void		lsm_batch_destroy(LsmBatch *b) LSM_NOEXCEPT;	/* NULL ok */
 void		lsm_batch_clear(LsmBatch *b) LSM_NOEXCEPT;
 /* Append every entry of a data page's content area (ascending). */
 LsmStatus	lsm_batch_add_datapage(LsmBatch *b, const uint8_t *content, size_t len) LSM_NOEXCEPT;
+/*
+ * Append what a forward scan of [lo, hi] needs of a data page: from the
+ * first key >= lo (restart points binary-searched) through the first key
+ * beyond the prefix upper bound hi.  lo/hi NULL: unbounded on that side.
+ */
+LsmStatus	lsm_batch_add_datapage_range(LsmBatch *b, const uint8_t *content, size_t len,
+										 const uint8_t *lo, size_t lolen,
+										 const uint8_t *hi, size_t hilen) LSM_NOEXCEPT;
 LsmStatus	lsm_batch_add_key(LsmBatch *b, const uint8_t *key, size_t len) LSM_NOEXCEPT;
 size_t		lsm_batch_count(const LsmBatch *b) LSM_NOEXCEPT;
 /* REQUIRES: i < count.  *key stays valid until the batch is cleared/destroyed. */

@@ -125,6 +125,95 @@ LsmStatus ParseDataPage(const uint8_t* content, size_t len, Sink* sink) {
   return LSM_OK;
 }
 
+// Like ParseDataPage, but feeds only the keys a forward scan of [lo, hi]
+// needs: it binary-searches the restart points for the last one below lo
+// (lo may be null: from the start), skips the keys below lo, and stops after
+// the first key beyond the prefix upper bound hi (null: no bound), which it
+// does feed, so that a merging iterator sees the source end there.  Only the
+// entries it decodes are validated.  The first key fed is always given whole
+// (shared = 0).
+template <typename Sink>
+LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
+                             const uint8_t* lo, size_t lolen,
+                             const uint8_t* hi, size_t hilen, Sink* sink) {
+  if (content == nullptr || len < kDataPageHeaderSize) return LSM_CORRUPT;
+  const size_t nentries = DecodeFixed16(content);
+  const size_t nrestarts = DecodeFixed16(content + 2);
+  if (nrestarts != (nentries + kRestartInterval - 1) / kRestartInterval)
+    return LSM_CORRUPT;
+  if (len < kDataPageHeaderSize + 2 * nrestarts) return LSM_CORRUPT;
+  const uint8_t* const restarts = content + len - 2 * nrestarts;
+
+  // The last restart point whose key is below lo.
+  size_t first = 0;
+  if (lo != nullptr && nrestarts > 1) {
+    size_t l = 0, r = nrestarts;  // invariant: key(l) < lo, or l == 0
+    while (r - l > 1) {
+      size_t mid = l + (r - l) / 2;
+      size_t off = DecodeFixed16(restarts + 2 * mid);
+      if (off < kDataPageHeaderSize || off >= len - 2 * nrestarts)
+        return LSM_CORRUPT;
+      const uint8_t* p = content + off;
+      uint32_t shared, ulen;
+      p = DecodeVarint32(p, restarts, &shared);
+      if (p == nullptr) return LSM_CORRUPT;
+      p = DecodeVarint32(p, restarts, &ulen);
+      if (p == nullptr || shared != 0 || ulen > static_cast<size_t>(restarts - p))
+        return LSM_CORRUPT;
+      if (CompareKeys(p, ulen, lo, lolen) < 0)
+        l = mid;
+      else
+        r = mid;
+    }
+    first = l;
+  }
+  if (nentries == 0) return LSM_OK;
+  size_t off0 = DecodeFixed16(restarts + 2 * first);
+  if (off0 < kDataPageHeaderSize || off0 >= len - 2 * nrestarts)
+    return LSM_CORRUPT;
+
+  uint8_t cur[LSM_MAX_KEY_SIZE];  // the key being skipped over
+  size_t curlen = 0;
+  bool feeding = false;
+  Slice prev;
+  const uint8_t* p = content + off0;
+  for (size_t i = first * kRestartInterval; i < nentries; i++) {
+    const bool restart = i % kRestartInterval == 0;
+    uint32_t shared, ulen;
+    p = DecodeVarint32(p, restarts, &shared);
+    if (p == nullptr) return LSM_CORRUPT;
+    p = DecodeVarint32(p, restarts, &ulen);
+    if (p == nullptr) return LSM_CORRUPT;
+    if (ulen > static_cast<size_t>(restarts - p)) return LSM_CORRUPT;
+    if (restart && shared != 0) return LSM_CORRUPT;
+    if (static_cast<size_t>(shared) + ulen > LSM_MAX_KEY_SIZE)
+      return LSM_CORRUPT;
+    if (!feeding) {
+      if (shared > curlen) return LSM_CORRUPT;
+      if (ulen > 0) std::memcpy(cur + shared, p, ulen);
+      curlen = shared + ulen;
+      p += ulen;
+      if (lo != nullptr && CompareKeys(cur, curlen, lo, lolen) < 0) continue;
+      feeding = true;
+      prev = sink->Append(Slice(), 0, cur, curlen);
+    } else {
+      if (shared > prev.size) return LSM_CORRUPT;
+      // Strictly ascending (as ParseDataPage checks it).
+      if (shared == 0) {
+        if (CompareKeys(p, ulen, prev.data, prev.size) <= 0) return LSM_CORRUPT;
+      } else if (ulen == 0 ||
+                 (shared < prev.size && p[0] <= prev.data[shared])) {
+        return LSM_CORRUPT;
+      }
+      prev = sink->Append(prev, shared, p, ulen);
+      p += ulen;
+    }
+    if (hi != nullptr && BeyondPrefixUpper(prev.data, prev.size, hi, hilen))
+      break;
+  }
+  return LSM_OK;
+}
+
 // Validates a data page without keeping its keys.
 LsmStatus CheckDataPage(const uint8_t* content, size_t len);
 
