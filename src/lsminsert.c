@@ -174,12 +174,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 				if (slot->mt.nentries == 0 && slot->nimm == 0)
 				{
 					LsmSlotRelease(index, slot);
-					ereport(ERROR,
-							(errcode(ERRCODE_OUT_OF_MEMORY),
-							 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
-									RelationGetRelationName(index)),
-							 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
-							 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
+					LsmMemtableOutOfMemory(index);
 				}
 				if (slot->mt.nentries == 0 || slot->nimm >= LSM_MAX_IMM)
 				{

@@ -742,6 +742,18 @@ LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
 	return false;
 }
 
+/* The arena has no chunk left for index's memtable. */
+void
+LsmMemtableOutOfMemory(Relation index)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OUT_OF_MEMORY),
+			 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
+					RelationGetRelationName(index)),
+			 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
+			 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
+}
+
 /*
  * Insert a key into the slot's memtable, getting chunks as needed.  ERRORs
  * if shared memory is exhausted; the slot is then marked unloaded so that it
@@ -762,12 +774,7 @@ LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
 			if (LsmEnsureChunkRoom(slot, mt, len, true))
 				continue;
 			slot->loaded = false;
-			ereport(ERROR,
-					(errcode(ERRCODE_OUT_OF_MEMORY),
-					 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
-							RelationGetRelationName(index)),
-					 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
-					 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
+			LsmMemtableOutOfMemory(index);
 		}
 		slot->loaded = false;
 		LsmReportStatus(index, st, "inserting into the memtable");

@@ -79,6 +79,28 @@ static_assert(kMaxDataEntrySize + kDataPageHeaderSize <= kMinContentCap,
 // ---------------------------------------------------------------------------
 // Data pages.
 
+// Decodes the lengths of the data-page entry at p (the entry area ends at
+// limit): returns its unshared bytes, or nullptr if it overruns the area or
+// makes a key longer than LSM_MAX_KEY_SIZE.
+inline const uint8_t* DecodeDataEntry(const uint8_t* p, const uint8_t* limit,
+                                      uint32_t* shared, uint32_t* ulen) {
+  p = DecodeVarint32(p, limit, shared);
+  if (p == nullptr) return nullptr;
+  p = DecodeVarint32(p, limit, ulen);
+  if (p == nullptr || *ulen > static_cast<size_t>(limit - p)) return nullptr;
+  if (static_cast<size_t>(*shared) + *ulen > LSM_MAX_KEY_SIZE) return nullptr;
+  return p;
+}
+
+// Is the key prev[0..shared) + unshared[0..ulen) strictly greater than prev?
+// (It differs from prev first at `shared`.)
+inline bool AscendsAfter(const Slice& prev, uint32_t shared,
+                         const uint8_t* unshared, uint32_t ulen) {
+  if (shared == 0)
+    return CompareKeys(unshared, ulen, prev.data, prev.size) > 0;
+  return ulen != 0 && !(shared < prev.size && unshared[0] <= prev.data[shared]);
+}
+
 // Validates a data page and feeds its keys, in order, to sink:
 //   Slice sink->Append(prev_key, shared, unshared, ulen)
 // which must store the key prev_key[0..shared) + unshared[0..ulen) and return
@@ -101,23 +123,10 @@ LsmStatus ParseDataPage(const uint8_t* content, size_t len, Sink* sink) {
                        static_cast<size_t>(p - content))
       return LSM_CORRUPT;
     uint32_t shared, ulen;
-    p = DecodeVarint32(p, restarts, &shared);
+    p = DecodeDataEntry(p, restarts, &shared, &ulen);
     if (p == nullptr) return LSM_CORRUPT;
-    p = DecodeVarint32(p, restarts, &ulen);
-    if (p == nullptr) return LSM_CORRUPT;
-    if (ulen > static_cast<size_t>(restarts - p)) return LSM_CORRUPT;
     if (shared > prev.size || (restart && shared != 0)) return LSM_CORRUPT;
-    if (static_cast<size_t>(shared) + ulen > LSM_MAX_KEY_SIZE)
-      return LSM_CORRUPT;
-    if (i > 0) {
-      // Strictly ascending: the new key differs from prev first at `shared`.
-      if (shared == 0) {
-        if (CompareKeys(p, ulen, prev.data, prev.size) <= 0) return LSM_CORRUPT;
-      } else if (ulen == 0 ||
-                 (shared < prev.size && p[0] <= prev.data[shared])) {
-        return LSM_CORRUPT;
-      }
-    }
+    if (i > 0 && !AscendsAfter(prev, shared, p, ulen)) return LSM_CORRUPT;
     prev = sink->Append(prev, shared, p, ulen);
     p += ulen;
   }
@@ -153,13 +162,9 @@ LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
       size_t off = DecodeFixed16(restarts + 2 * mid);
       if (off < kDataPageHeaderSize || off >= len - 2 * nrestarts)
         return LSM_CORRUPT;
-      const uint8_t* p = content + off;
       uint32_t shared, ulen;
-      p = DecodeVarint32(p, restarts, &shared);
-      if (p == nullptr) return LSM_CORRUPT;
-      p = DecodeVarint32(p, restarts, &ulen);
-      if (p == nullptr || shared != 0 || ulen > static_cast<size_t>(restarts - p))
-        return LSM_CORRUPT;
+      const uint8_t* p = DecodeDataEntry(content + off, restarts, &shared, &ulen);
+      if (p == nullptr || shared != 0) return LSM_CORRUPT;
       if (CompareKeys(p, ulen, lo, lolen) < 0)
         l = mid;
       else
@@ -180,14 +185,8 @@ LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
   for (size_t i = first * kRestartInterval; i < nentries; i++) {
     const bool restart = i % kRestartInterval == 0;
     uint32_t shared, ulen;
-    p = DecodeVarint32(p, restarts, &shared);
-    if (p == nullptr) return LSM_CORRUPT;
-    p = DecodeVarint32(p, restarts, &ulen);
-    if (p == nullptr) return LSM_CORRUPT;
-    if (ulen > static_cast<size_t>(restarts - p)) return LSM_CORRUPT;
-    if (restart && shared != 0) return LSM_CORRUPT;
-    if (static_cast<size_t>(shared) + ulen > LSM_MAX_KEY_SIZE)
-      return LSM_CORRUPT;
+    p = DecodeDataEntry(p, restarts, &shared, &ulen);
+    if (p == nullptr || (restart && shared != 0)) return LSM_CORRUPT;
     if (!feeding) {
       if (shared > curlen) return LSM_CORRUPT;
       if (ulen > 0) std::memcpy(cur + shared, p, ulen);
@@ -197,14 +196,8 @@ LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
       feeding = true;
       prev = sink->Append(Slice(), 0, cur, curlen);
     } else {
-      if (shared > prev.size) return LSM_CORRUPT;
-      // Strictly ascending (as ParseDataPage checks it).
-      if (shared == 0) {
-        if (CompareKeys(p, ulen, prev.data, prev.size) <= 0) return LSM_CORRUPT;
-      } else if (ulen == 0 ||
-                 (shared < prev.size && p[0] <= prev.data[shared])) {
+      if (shared > prev.size || !AscendsAfter(prev, shared, p, ulen))
         return LSM_CORRUPT;
-      }
       prev = sink->Append(prev, shared, p, ulen);
       p += ulen;
     }
