@@ -79,6 +79,19 @@ static_assert(kMaxDataEntrySize + kDataPageHeaderSize <= kMinContentCap,
 // ---------------------------------------------------------------------------
 // Data pages.
 
+// Checks a data page's header against its length: the entry and restart
+// counts; returns the restart array (it ends the content), or nullptr.
+inline const uint8_t* DataPageRestarts(const uint8_t* content, size_t len,
+                                       size_t* nentries, size_t* nrestarts) {
+  if (content == nullptr || len < kDataPageHeaderSize) return nullptr;
+  *nentries = DecodeFixed16(content);
+  *nrestarts = DecodeFixed16(content + 2);
+  if (*nrestarts != (*nentries + kRestartInterval - 1) / kRestartInterval)
+    return nullptr;
+  if (len < kDataPageHeaderSize + 2 * *nrestarts) return nullptr;
+  return content + len - 2 * *nrestarts;
+}
+
 // Decodes the lengths of the data-page entry at p (the entry area ends at
 // limit): returns its unshared bytes, or nullptr if it overruns the area or
 // makes a key longer than LSM_MAX_KEY_SIZE.
@@ -108,13 +121,10 @@ inline bool AscendsAfter(const Slice& prev, uint32_t shared,
 // LSM_CORRUPT (the sink may have seen some keys).
 template <typename Sink>
 LsmStatus ParseDataPage(const uint8_t* content, size_t len, Sink* sink) {
-  if (content == nullptr || len < kDataPageHeaderSize) return LSM_CORRUPT;
-  const size_t nentries = DecodeFixed16(content);
-  const size_t nrestarts = DecodeFixed16(content + 2);
-  if (nrestarts != (nentries + kRestartInterval - 1) / kRestartInterval)
-    return LSM_CORRUPT;
-  if (len < kDataPageHeaderSize + 2 * nrestarts) return LSM_CORRUPT;
-  const uint8_t* const restarts = content + len - 2 * nrestarts;
+  size_t nentries, nrestarts;
+  const uint8_t* const restarts =
+      DataPageRestarts(content, len, &nentries, &nrestarts);
+  if (restarts == nullptr) return LSM_CORRUPT;
   const uint8_t* p = content + kDataPageHeaderSize;
   Slice prev;
   for (size_t i = 0; i < nentries; i++) {
@@ -145,13 +155,10 @@ template <typename Sink>
 LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
                              const uint8_t* lo, size_t lolen,
                              const uint8_t* hi, size_t hilen, Sink* sink) {
-  if (content == nullptr || len < kDataPageHeaderSize) return LSM_CORRUPT;
-  const size_t nentries = DecodeFixed16(content);
-  const size_t nrestarts = DecodeFixed16(content + 2);
-  if (nrestarts != (nentries + kRestartInterval - 1) / kRestartInterval)
-    return LSM_CORRUPT;
-  if (len < kDataPageHeaderSize + 2 * nrestarts) return LSM_CORRUPT;
-  const uint8_t* const restarts = content + len - 2 * nrestarts;
+  size_t nentries, nrestarts;
+  const uint8_t* const restarts =
+      DataPageRestarts(content, len, &nentries, &nrestarts);
+  if (restarts == nullptr) return LSM_CORRUPT;
 
   // The last restart point whose key is below lo.
   size_t first = 0;
