@@ -8,9 +8,16 @@
 # or port 5432.
 
 LSM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-PG_CONFIG=${PG_CONFIG:-$PG_BINDIR/pg_config}
-PGXS_DIR=/usr/lib/postgresql/15/lib/pgxs
+# The PostgreSQL to build against and test with: PG_CONFIG names it (the
+# system's PostgreSQL 15 by default); every other path is derived from it.
+if [ -n "${PG_CONFIG:-}" ]; then
+	PG_BINDIR=${PG_BINDIR:-$("$PG_CONFIG" --bindir)}
+else
+	PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
+	PG_CONFIG=$PG_BINDIR/pg_config
+fi
+PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs 2>/dev/null || echo "$PG_BINDIR/../lib/pgxs/src/makefiles/pgxs.mk")")
+PGXS_DIR=$(cd "$PGXS_DIR/../.." 2>/dev/null && pwd || echo "$PGXS_DIR/../..")
 PG_TAP_PERL=$PGXS_DIR/src/test/perl
 PG_REGRESS=$PGXS_DIR/src/test/regress/pg_regress
 PG_USER=postgres

@@ -6,17 +6,19 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(47);
+SELECT plan(50);
 
 -- extension, schema, access method
 SELECT has_extension('lsm_am');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.2', 'lsm_am version is 0.2 (the default)');
-SELECT is((SELECT default_version FROM pg_available_extensions WHERE name = 'lsm_am'), '0.2',
-          'the default version of lsm_am is 0.2');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.3', 'lsm_am version is 0.3 (the default)');
+SELECT is((SELECT default_version FROM pg_available_extensions WHERE name = 'lsm_am'), '0.3',
+          'the default version of lsm_am is 0.3');
 SELECT set_eq($$SELECT version FROM pg_available_extension_versions WHERE name = 'lsm_am'$$,
-              ARRAY['0.1', '0.2'], 'versions 0.1 and 0.2 of lsm_am are available');
+              ARRAY['0.1', '0.2', '0.3'], 'versions 0.1, 0.2 and 0.3 of lsm_am are available');
 SELECT is((SELECT path FROM pg_extension_update_paths('lsm_am') WHERE source = '0.1' AND target = '0.2'),
           '0.1--0.2', 'lsm_am can be updated from 0.1 to 0.2 directly');
+SELECT is((SELECT path FROM pg_extension_update_paths('lsm_am') WHERE source = '0.1' AND target = '0.3'),
+          '0.1--0.2--0.3', 'lsm_am can be updated from 0.1 to 0.3 through 0.2');
 SELECT has_schema('lsm_am');
 SELECT is_empty(
     $$SELECT p.oid::regprocedure FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
@@ -170,14 +172,16 @@ SELECT is((SELECT array_agg(c.opcname::text ORDER BY k.n)
 SELECT is((SELECT amname::text FROM pg_class c JOIN pg_am a ON a.oid = c.relam
            WHERE c.oid = 'pgtap_cat_lsm'::regclass), 'lsm', 'the index uses access method lsm');
 
--- the update script 0.1 -> 0.2 gives the same functions as a fresh install of
--- 0.2: signatures, results, defaults, strictness, volatility, C symbols,
+-- the update scripts 0.1 -> 0.2 -> 0.3 give the same functions as a fresh
+-- install of 0.3: signatures, results, defaults, strictness, volatility, C symbols,
 -- comments, privileges (DROP EXTENSION is rolled back with the rest)
 CREATE TEMP TABLE pgtap_cat_fresh AS
     SELECT p.oid::regprocedure::text AS sig, pg_get_function_arguments(p.oid) AS args,
            pg_get_function_result(p.oid) AS result, p.proisstrict, p.provolatile, p.proparallel,
            p.prosecdef, p.prosrc, p.probin, obj_description(p.oid, 'pg_proc') AS descr, p.proacl::text AS acl
     FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace;
+CREATE TEMP TABLE pgtap_cat_fresh_acl AS
+    SELECT nspacl::text AS acl FROM pg_namespace WHERE nspname = 'lsm_am';
 SET client_min_messages = warning;
 DROP EXTENSION lsm_am CASCADE;
 RESET client_min_messages;
@@ -186,13 +190,18 @@ SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'lsm_am'::regn
           'lsm_am 0.1 has 5 functions');
 ALTER EXTENSION lsm_am UPDATE TO '0.2';
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.2', 'ALTER EXTENSION lsm_am UPDATE TO 0.2');
+ALTER EXTENSION lsm_am UPDATE TO '0.3';
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.3', 'ALTER EXTENSION lsm_am UPDATE TO 0.3');
 SELECT set_eq(
     $$SELECT p.oid::regprocedure::text, pg_get_function_arguments(p.oid),
              pg_get_function_result(p.oid), p.proisstrict, p.provolatile, p.proparallel,
              p.prosecdef, p.prosrc, p.probin, obj_description(p.oid, 'pg_proc'), p.proacl::text
       FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace$$,
     $$SELECT * FROM pgtap_cat_fresh$$,
-    'after the update from 0.1 the functions are those of a fresh 0.2 install');
+    'after the update from 0.2 the functions are those of a fresh 0.3 install');
+SELECT is((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'lsm_am'),
+          (SELECT acl FROM pgtap_cat_fresh_acl),
+          'after the update the lsm_am schema grants what a fresh 0.3 install grants');
 
 SELECT * FROM finish();
 ROLLBACK;
