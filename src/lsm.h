@@ -45,7 +45,9 @@ typedef struct LsmPageOpaqueData
 	uint16		version;		/* LSM_FORMAT_VERSION */
 	uint32		owner;			/* run pages: run id; log pages: log epoch */
 	BlockNumber next;			/* log pages: next page of the chain */
-	uint16		unused;
+	uint16		checksum;		/* log pages: LsmLogPageChecksum of the
+								 * content (0: none, written before 0.3);
+								 * other pages: 0 */
 	uint16		page_id;		/* LSM_PAGE_ID, for tools like pg_filedump */
 } LsmPageOpaqueData;
 
@@ -138,7 +140,9 @@ StaticAssertDecl(sizeof(LsmMetaPageData) <= LSM_CONTENT_CAP,
 
 /*
  * Log pages: content is a sequence of entries, each a uint16 length (native
- * byte order) followed by that many key bytes; pd_lower marks the end.
+ * byte order) followed by that many key bytes; pd_lower marks the end.  The
+ * special space's checksum covers the content, so a damaged entry is found
+ * when the memtable is rebuilt, even without data checksums.
  */
 #define LSM_LOG_ENTRY_HDR		sizeof(uint16)
 
@@ -307,6 +311,14 @@ typedef bool (*LsmStopCallback) (Relation index);
 extern void LsmInitPage(Page page, uint16 kind, uint32 owner);
 extern void LsmInitMetaPage(Page page, uint64 fingerprint);
 extern void LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner);
+/*
+ * Every corruption ERROR has one shape: ERRCODE_INDEX_CORRUPTED, "index ... is
+ * corrupted at block N" (or "in its memtable" for blkno = InvalidBlockNumber,
+ * used only where no page is involved), what is wrong as the detail, and a
+ * hint to REINDEX.
+ */
+extern void LsmReportCorruption(Relation index, BlockNumber blkno, const char *fmt,...)
+			pg_attribute_printf(3, 4) pg_attribute_noreturn();
 extern void LsmReadMeta(Relation index, LsmMetaPageData *meta_out,
 						LsmRunRef **runs_out);
 extern Buffer LsmLockMeta(Relation index);
@@ -320,7 +332,9 @@ extern void LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents,
 						 int *logged);
 extern int	LsmCollectChain(Relation index, uint32 epoch, BlockNumber head,
 							BlockNumber **out);
-extern void LsmReportStatus(Relation index, LsmStatus st, const char *what);
+extern uint16 LsmLogPageChecksum(Page page);
+extern void LsmReportStatus(Relation index, LsmStatus st, BlockNumber blkno,
+							const char *what);
 
 /* page allocation (all of it inside metapage records) */
 extern uint64 LsmRetireStamp(void);
@@ -462,7 +476,8 @@ extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
 						 uint16 level, LsmStopCallback stop, LsmDeadCallback dead,
 						 void *dead_state, double *removed, LsmRunRef *out);
-extern void LsmCheckStatus(Relation index, LsmStatus st, const char *what);
+extern void LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno,
+						   const char *what);
 extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 						   uint8 *dst);
 extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,

@@ -507,7 +507,7 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
 	pr = LsmPickRuns(index, meta);
 	st = lsm_pick_compaction(pr, meta->nruns, &opt, pick);
 	if (st != LSM_OK)
-		LsmReportStatus(index, st, "choosing a compaction");
+		LsmReportStatus(index, st, InvalidBlockNumber, "choosing a compaction");
 	return pick->kind != LSM_PICK_NONE;
 }
 

@@ -358,7 +358,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	MemoryContextRegisterResetCallback(so->scanctx, cb);
 
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
-		LsmCheckStatus(index, lsm_batch_create(&so->mtcopy[i]), "starting a scan");
+		LsmCheckStatus(index, lsm_batch_create(&so->mtcopy[i]), InvalidBlockNumber,
+					   "starting a scan");
 	slot = LsmSlotAcquire(index, LW_SHARED);
 	st = LSM_OK;
 	PG_TRY();
@@ -378,7 +379,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	}
 	PG_END_TRY();
 	LsmSlotRelease(index, slot);
-	LsmCheckStatus(index, st, "copying the memtable");
+	LsmCheckStatus(index, st, InvalidBlockNumber, "copying the memtable");
 
 	so->nruns = meta.nruns;
 	so->cursors = palloc(sizeof(LsmRunCursor) * Max(meta.nruns, 1));
@@ -402,8 +403,30 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 				   lsm_merge_create(so->nmt + so->nruns, backward ? 1 : 0,
 									so->range.lo, so->range.lolen,
 									so->range.hi, so->range.hilen, &so->merge),
-				   "starting a scan");
+				   InvalidBlockNumber, "starting a scan");
 	MemoryContextSwitchTo(old);
+}
+
+/* ERROR for a malformed entry the merge just returned, naming its page. */
+static void
+LsmScanReportMalformed(IndexScanDesc scan, const uint8 *key, int len)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	int			src = lsm_merge_last_source(so->merge);
+	BlockNumber blkno = InvalidBlockNumber;
+	char	   *hex = LsmKeyToHex(key, Min(len, 64));
+
+	if (src >= so->nmt && src < so->nmt + so->nruns)
+	{
+		LsmRunCursor *c = &so->cursors[src - so->nmt];
+
+		blkno = c->ref.start + c->cur;
+		LsmReportCorruption(scan->indexRelation, blkno,
+							"Data page %u of run %u holds a malformed entry %s.",
+							c->cur, c->ref.run_id, hex);
+	}
+	LsmReportCorruption(scan->indexRelation, blkno,
+						"The memtable holds a malformed entry %s.", hex);
 }
 
 /* Does the entry satisfy every scan key?  Also returns its TID. */
@@ -415,11 +438,7 @@ LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len, ItemPointer tid)
 	int			seglen[INDEX_MAX_KEYS];
 
 	if (!LsmSplitEntry(&so->desc, key, len, seg, seglen, tid))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains a malformed entry",
-						RelationGetRelationName(scan->indexRelation)),
-				 errhint("REINDEX the index.")));
+		LsmScanReportMalformed(scan, key, len);
 
 	for (int i = 0; i < so->nkeys; i++)
 	{
@@ -508,7 +527,8 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 					size_t		l;
 
 					lsm_batch_get(so->mtcopy[need], i, &k, &l);
-					LsmCheckStatus(index, lsm_batch_add_key(b, k, l), "scanning the memtable");
+					LsmCheckStatus(index, lsm_batch_add_key(b, k, l), InvalidBlockNumber,
+								   "scanning the memtable");
 				}
 				so->mtfed[need] = true;
 				lsm_merge_source_ready(so->merge, need);
@@ -518,7 +538,7 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 						   so->backward, &so->range);
 			continue;
 		}
-		LsmCheckStatus(index, st, "scanning");
+		LsmCheckStatus(index, st, InvalidBlockNumber, "scanning");
 		if (LsmEntryMatches(scan, key, (int) len, tid))
 		{
 			if (keyp)

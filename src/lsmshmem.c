@@ -332,12 +332,17 @@ LsmSlotCatchUp(Relation index, LsmSlot *slot, LsmRelCache *cache)
 /*
  * Replay log chain epoch into mt from (*blk, *off) to its end, advancing
  * *blk, *off and *pages.  Returns false if a page is not of the chain (a
- * standby replayed a flush that retired it: the caller starts over).
+ * standby replayed a flush that retired it: the caller starts over).  Every
+ * page must match its checksum and every entry must be a well-formed key of
+ * this index with a valid heap TID: a damaged log is an ERROR naming the
+ * block, never a memtable that silently lacks or misplaces an entry.
  */
 static bool
 LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 			   BlockNumber *blk, uint16 *off, uint32 *pages)
 {
+	const LsmKeyDesc *desc = &LsmGetRelCache(index)->desc;
+
 	while (BlockNumberIsValid(*blk))
 	{
 		Buffer		buf = ReadBuffer(index, *blk);
@@ -358,14 +363,23 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 		}
 		lower = ((PageHeader) page)->pd_lower;
 		next = op->next;
-		if (lower > BLCKSZ || *off > lower || *off < LSM_CONTENT_OFFSET)
+		if (lower > ((PageHeader) page)->pd_special || *off > lower ||
+			*off < LSM_CONTENT_OFFSET)
 		{
 			UnlockReleaseBuffer(buf);
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a corrupted log page %u",
-							RelationGetRelationName(index), *blk),
-					 errhint("REINDEX the index.")));
+			LsmReportCorruption(index, *blk,
+								"Log page of epoch %u ends at %u, replay resumes at %u.",
+								epoch, lower, *off);
+		}
+		if (op->checksum != 0 && op->checksum != LsmLogPageChecksum(page))
+		{
+			uint16		stored = op->checksum;
+			uint16		computed = LsmLogPageChecksum(page);
+
+			UnlockReleaseBuffer(buf);
+			LsmReportCorruption(index, *blk,
+								"Log page checksum is %u, its content gives %u.",
+								stored, computed);
 		}
 		copy = palloc(lower - *off + 1);
 		memcpy(copy, (char *) page + *off, lower - *off);
@@ -374,16 +388,21 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 		for (int pos = 0; pos < lower - *off;)
 		{
 			uint16		len;
+			const uint8 *key = (uint8 *) copy + pos + LSM_LOG_ENTRY_HDR;
+			ItemPointerData tid;
 
 			memcpy(&len, copy + pos, sizeof(uint16));
 			if (len == 0 || pos + LSM_LOG_ENTRY_HDR + len > lower - *off)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a corrupted log entry on page %u",
-								RelationGetRelationName(index), *blk),
-						 errhint("REINDEX the index.")));
-			LsmMemtableAddOrError(index, slot, mt,
-								  (uint8 *) copy + pos + LSM_LOG_ENTRY_HDR, len);
+				LsmReportCorruption(index, *blk,
+									"Log entry at offset %d has length %u, the page ends at %u.",
+									*off + pos, len, lower);
+			if (!LsmSplitEntry(desc, key, len, NULL, NULL, &tid) ||
+				!ItemPointerIsValid(&tid) ||
+				ItemPointerGetOffsetNumberNoCheck(&tid) > MaxOffsetNumber)
+				LsmReportCorruption(index, *blk,
+									"Log entry at offset %d is not a well-formed entry of this index: %s.",
+									*off + pos, LsmKeyToHex(key, Min(len, 64)));
+			LsmMemtableAddOrError(index, slot, mt, key, len);
 			pos += LSM_LOG_ENTRY_HDR + len;
 		}
 		pfree(copy);
@@ -407,9 +426,13 @@ LsmMetaImmIndex(const LsmMetaPageData *meta, uint32 epoch)
 	return -1;
 }
 
-/* Load immutable chain k of meta into the slot (all or nothing). */
+/*
+ * Load immutable chain k of meta into the slot (all or nothing).  On failure
+ * *badblk is the page that was not of the chain.
+ */
 static bool
-LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int k)
+LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int k,
+				 BlockNumber *badblk)
 {
 	LsmImmutable im;
 	BlockNumber blk = meta->imm[k].head;
@@ -435,6 +458,7 @@ LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int
 	if (!ok || slot->nimm >= LSM_MAX_IMM)
 	{
 		LsmMemtableFree(&im.mt);
+		*badblk = BlockNumberIsValid(blk) ? blk : meta->imm[k].head;
 		return false;
 	}
 	/* keep the slot's list in epoch order, as the metapage's */
@@ -460,6 +484,7 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 		/* before reading: a promotion after this point is caught below */
 		bool		rec = RecoveryInProgress();
 		bool		restart = false;
+		BlockNumber badblk = InvalidBlockNumber;
 
 		LsmReadMeta(index, meta, NULL);
 		slot->l0_runs = LsmCountLevel0(meta);
@@ -532,18 +557,21 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 
 			for (int i = 0; i < slot->nimm; i++)
 				have |= slot->imm[i].epoch == meta->imm[k].epoch;
-			if (!have && !LsmLoadImmutable(index, slot, meta, k))
+			if (!have && !LsmLoadImmutable(index, slot, meta, k, &badblk))
+			{
 				restart = true;
+				if (!rec)
+				{
+					slot->loaded = false;
+					LsmReportCorruption(index, badblk,
+										"The page is not of the immutable log chain of epoch %u that reaches it.",
+										meta->imm[k].epoch);
+				}
+			}
 		}
 		if (restart)
 		{
 			slot->loaded = false;
-			if (!rec)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a broken log chain",
-								RelationGetRelationName(index)),
-						 errhint("REINDEX the index.")));
 			continue;
 		}
 
@@ -570,16 +598,14 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 		{
 			LsmMetaPageData again;
 
+			badblk = slot->log_tail;
 			LsmSlotResetActive(slot);
 			LsmReadMeta(index, &again, NULL);
 			if (!rec && again.active.epoch == meta->active.epoch &&
 				again.active.head == meta->active.head)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a corrupted log chain",
-								RelationGetRelationName(index)),
-						 errdetail("Expected log pages of epoch %u.", meta->active.epoch),
-						 errhint("REINDEX the index.")));
+				LsmReportCorruption(index, badblk,
+									"The page is not of the active log chain of epoch %u that reaches it.",
+									meta->active.epoch);
 			continue;
 		}
 		slot->loaded = true;
@@ -777,6 +803,6 @@ LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
 			LsmMemtableOutOfMemory(index);
 		}
 		slot->loaded = false;
-		LsmReportStatus(index, st, "inserting into the memtable");
+		LsmReportStatus(index, st, InvalidBlockNumber, "inserting into the memtable");
 	}
 }

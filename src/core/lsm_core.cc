@@ -425,6 +425,10 @@ LsmStatus lsm_merge_next(LsmMerge* m, const uint8_t** key, size_t* len,
   LSM_API_CATCH_STATUS
 }
 
+int lsm_merge_last_source(const LsmMerge* m) noexcept {
+  return m != nullptr ? m->rep.LastSource() : -1;
+}
+
 // ---------------------------------------------------------------------------
 // Hashing
 

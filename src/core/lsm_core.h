@@ -257,6 +257,8 @@ void		lsm_merge_source_done(LsmMerge *m, int src) LSM_NOEXCEPT;
  * LSM_END: every source is done.
  */
 LsmStatus	lsm_merge_next(LsmMerge *m, const uint8_t **key, size_t *len, int *need_src) LSM_NOEXCEPT;
+/* The source of the key lsm_merge_next last returned with LSM_OK; -1 if none. */
+int			lsm_merge_last_source(const LsmMerge *m) LSM_NOEXCEPT;
 
 /* ------------------------------------------------------------------------
  * Hashing (xxHash64), for key-encoding fingerprints and bloom filters.
