@@ -183,7 +183,24 @@ typedef struct LsmImmutable
 	uint32		epoch;			/* its log chain */
 	BlockNumber head;
 	uint32		pages;
+	uint64		id;				/* memtable identity (see LsmSlot.mt_id) */
+	int			scans;			/* streaming scans reading it */
 } LsmImmutable;
+
+/*
+ * A memtable the slot let go (flushed, or dropped by a reset) while streaming
+ * scans still read it: kept, chunks and all, until the last of them ends.
+ */
+typedef struct LsmHeldMemtable
+{
+	LsmMemtable mt;
+	uint64		id;
+	int			scans;
+} LsmHeldMemtable;
+
+/* Memtables scans may pin at once per slot (live or held): beyond it, a
+ * scan copies its whole range at its start instead. */
+#define LSM_MAX_HELD			8
 
 /*
  * One shared-memory slot caches one index's memtable.  The memtable is a
@@ -211,6 +228,19 @@ typedef struct LsmSlot
 	uint16		log_tail_off;	/* pd_lower of log_tail already consumed */
 	uint32		log_pages;		/* pages in the current log chain */
 	LsmMemtable mt;				/* the active memtable */
+
+	/*
+	 * Streaming scans (lsmscan.c) name a memtable by an id that is never
+	 * reused in the slot, and pin it: a pinned memtable is not freed when it
+	 * is flushed or dropped but kept in held[] until its last scan ends, and
+	 * a slot with pins is never evicted.  Under the slot lock (exclusive to
+	 * change a count).
+	 */
+	uint64		mt_id;			/* id of the active memtable */
+	int			mt_scans;		/* scans reading the active memtable */
+	uint64		next_mt_id;
+	int			nheld;
+	LsmHeldMemtable held[LSM_MAX_HELD];
 
 	/* immutable memtables waiting for a flush, oldest first (as imm[] of
 	 * the metapage, which the slot mirrors) */
@@ -299,6 +329,12 @@ extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt
 extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 							   bool may_evict);
 extern void LsmMemtableFree(LsmMemtable *mt);
+extern void LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans);
+extern uint64 LsmNextMemtableId(LsmSlot *slot);
+extern const LsmMemtable *LsmSlotFindMemtable(const LsmSlot *slot, uint64 id);
+extern bool LsmScanPin(LsmSlot *slot, uint64 id);
+extern void LsmScanUnpin(int slotno, uint32 generation, uint64 id);
+extern bool LsmSlotScanPinned(const LsmSlot *slot);
 extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
 
 /* ------------------------------------------------------------------------

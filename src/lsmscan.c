@@ -3,12 +3,28 @@
  *
  * A scan turns its scan keys into one range of encoded keys (lo, hi) plus an
  * exact per-entry filter, then takes one consistent snapshot of the index at
- * its first fetch: under the slot lock it reads the manifest and copies the
- * memtable's entries in range (a flush needs that lock exclusively, so the
- * run list and the memtable copy always agree).  A merging iterator then
- * yields the union of the memtable copy and every run in key order, forward
- * or backward.  Runs are immutable until VACUUM removes dead entries from
- * their pages, and their pages are not reused while scans may read them.
+ * its first fetch: under the slot lock it reads the manifest, names each
+ * memtable (active and immutable) by its id and copies the first chunk of
+ * each one's entries in range (a flush needs that lock exclusively, so the
+ * run list and the memtables always agree).  A merging iterator then yields
+ * the union of the memtables and every run in key order, forward or
+ * backward, pulling a chunk or a data page from a source only when it needs
+ * its next key: ORDER BY ... LIMIT n costs about n entries and a seek per
+ * source, however large the memtable.
+ *
+ * Streaming a memtable: when the first chunk did not exhaust a memtable's
+ * range, the scan pins the memtable (LsmScanPin, under the slot lock held
+ * exclusively) and later fetches the next chunk under a shared lock, resuming
+ * just past the last key it got (before it, backward).  Entries are never
+ * removed from a memtable, so resuming by key misses nothing that existed
+ * when the scan started; a switch turns the memtable immutable and a flush
+ * that finds it pinned keeps it in the slot's held[] list (the run the flush
+ * wrote is not in this scan's run list, so nothing is seen twice).  If the
+ * slot cannot pin more memtables, the scan copies the memtable's whole range
+ * at its start instead, as it always did.
+ *
+ * Runs are immutable until VACUUM removes dead entries from their pages, and
+ * their pages are not reused while scans may read them.
  *
  * TID recycling interlock (nbtree/README): an index-only scan, or a scan with
  * a non-MVCC snapshot, keeps a pin on the metapage from its first fetch to its
@@ -48,6 +64,23 @@ typedef struct LsmScanKeyInfo
 	int			seglen;
 } LsmScanKeyInfo;
 
+/* Chunks of a streaming memtable scan: small first (LIMIT), then growing. */
+#define LSM_SCAN_FIRST_CHUNK	32
+#define LSM_SCAN_MAX_CHUNK		4096
+
+/* One memtable source of a scan. */
+typedef struct LsmScanMemtable
+{
+	uint64		id;				/* the memtable's identity in the slot */
+	LsmBatch   *first;			/* its first chunk, taken with the snapshot */
+	bool		fed;			/* first chunk handed to the merge */
+	bool		more;			/* entries in range may follow the last chunk */
+	bool		pinned;			/* LsmScanPin'ned: unpin at the end */
+	uint32		chunk;			/* size of the next chunk */
+	uint8	   *resume;			/* last key handed out (first one, backward) */
+	int			resumelen;
+} LsmScanMemtable;
+
 typedef struct LsmScanOpaqueData
 {
 	LsmKeyDesc	desc;
@@ -61,9 +94,10 @@ typedef struct LsmScanOpaqueData
 	bool		backward;
 	Buffer		metapin;
 	LsmMerge   *merge;
-	int			nmt;			/* memtables copied (active + immutable) */
-	LsmBatch   *mtcopy[1 + LSM_MAX_IMM];	/* their entries in range */
-	bool		mtfed[1 + LSM_MAX_IMM];
+	int			nmt;			/* memtable sources (active + immutable) */
+	LsmScanMemtable mts[1 + LSM_MAX_IMM];
+	int			slotno;			/* slot and generation the pins are in */
+	uint32		generation;
 	int			nruns;
 	LsmRunCursor *cursors;
 	int64		nreturned;
@@ -110,8 +144,12 @@ LsmScanFreeCore(void *arg)
 	so->merge = NULL;
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
 	{
-		lsm_batch_destroy(so->mtcopy[i]);
-		so->mtcopy[i] = NULL;
+		LsmScanMemtable *m = &so->mts[i];
+
+		if (m->pinned)
+			LsmScanUnpin(so->slotno, so->generation, m->id);
+		lsm_batch_destroy(m->first);
+		memset(m, 0, sizeof(*m));
 	}
 	so->nmt = 0;
 }
@@ -168,7 +206,6 @@ LsmScanReset(LsmScanOpaque so)
 		ReleaseBuffer(so->metapin);
 	so->metapin = InvalidBuffer;
 	so->started = false;
-	memset(so->mtfed, 0, sizeof(so->mtfed));
 	so->nruns = 0;
 	so->cursors = NULL;
 	so->empty = false;
@@ -344,6 +381,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	LsmMetaPageData meta;
 	LsmRunRef  *runs;
 	LsmStatus	st;
+	LWLockMode	mode;
 
 	MemoryContextCallback *cb;
 
@@ -358,28 +396,74 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	MemoryContextRegisterResetCallback(so->scanctx, cb);
 
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
-		LsmCheckStatus(index, lsm_batch_create(&so->mtcopy[i]), InvalidBlockNumber,
+	{
+		LsmCheckStatus(index, lsm_batch_create(&so->mts[i].first), InvalidBlockNumber,
 					   "starting a scan");
-	slot = LsmSlotAcquire(index, LW_SHARED);
-	st = LSM_OK;
-	PG_TRY();
-	{
-		LsmReadMeta(index, &meta, &runs);
-		so->nmt = 1 + slot->nimm;
-		for (int i = 0; i < so->nmt && st == LSM_OK; i++)
-			st = lsm_memtable_copy_range(lsm_shared->arena,
-										 i == 0 ? &slot->mt : &slot->imm[i - 1].mt,
-										 so->range.lo, so->range.lolen,
-										 so->range.hi, so->range.hilen, so->mtcopy[i]);
+		so->mts[i].resume = palloc(LSM_MAX_KEY_SIZE);
 	}
-	PG_CATCH();
+
+	/*
+	 * The snapshot: the manifest and the first chunk of every memtable, under
+	 * a shared slot lock.  If a memtable has more entries in range than its
+	 * first chunk, take it again under an exclusive lock, which pinning
+	 * needs (a point lookup or a short range never pins).
+	 */
+	mode = LW_SHARED;
+	for (;;)
 	{
+		bool		need_pins = false;
+
+		slot = LsmSlotAcquire(index, mode);
+		st = LSM_OK;
+		PG_TRY();
+		{
+			LsmReadMeta(index, &meta, &runs);
+			so->nmt = 1 + slot->nimm;
+			for (int i = 0; i < so->nmt && st == LSM_OK; i++)
+			{
+				LsmScanMemtable *m = &so->mts[i];
+				const LsmMemtable *mt = i == 0 ? &slot->mt : &slot->imm[i - 1].mt;
+				int			more = 0;
+
+				m->id = i == 0 ? slot->mt_id : slot->imm[i - 1].id;
+				m->chunk = LSM_SCAN_FIRST_CHUNK;
+				lsm_batch_clear(m->first);
+				st = lsm_memtable_copy_chunk(lsm_shared->arena, mt, backward,
+											 so->range.lo, so->range.lolen,
+											 so->range.hi, so->range.hilen,
+											 NULL, 0, m->chunk, m->first, &more);
+				m->more = more != 0;
+				need_pins |= m->more;
+				/* pin it, or (no room to pin) take its whole range now */
+				if (st == LSM_OK && m->more && mode == LW_EXCLUSIVE)
+				{
+					m->pinned = LsmScanPin(slot, m->id);
+					if (!m->pinned)
+					{
+						lsm_batch_clear(m->first);
+						st = lsm_memtable_copy_range(lsm_shared->arena, mt,
+													 so->range.lo, so->range.lolen,
+													 so->range.hi, so->range.hilen,
+													 m->first);
+						m->more = false;
+					}
+				}
+			}
+		}
+		PG_CATCH();
+		{
+			LsmSlotRelease(index, slot);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		so->slotno = LsmGetRelCache(index)->slot;
+		so->generation = LsmGetRelCache(index)->generation;
 		LsmSlotRelease(index, slot);
-		PG_RE_THROW();
+		LsmCheckStatus(index, st, InvalidBlockNumber, "copying the memtable");
+		if (!need_pins || mode == LW_EXCLUSIVE)
+			break;
+		mode = LW_EXCLUSIVE;
 	}
-	PG_END_TRY();
-	LsmSlotRelease(index, slot);
-	LsmCheckStatus(index, st, InvalidBlockNumber, "copying the memtable");
 
 	so->nruns = meta.nruns;
 	so->cursors = palloc(sizeof(LsmRunCursor) * Max(meta.nruns, 1));
@@ -491,6 +575,73 @@ LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len, ItemPointer tid)
 	return true;
 }
 
+/*
+ * Give memtable source src its next chunk: the first one, taken with the
+ * snapshot, then (if it did not exhaust the range) chunks of the pinned
+ * memtable, each resumed just past the last key handed out.
+ */
+static void
+LsmFeedMemtable(IndexScanDesc scan, int src)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	LsmScanMemtable *m = &so->mts[src];
+	LsmBatch   *b = lsm_merge_source_batch(so->merge, src);
+	size_t		n;
+
+	lsm_batch_clear(b);
+	if (!m->fed)
+	{
+		for (size_t i = 0; i < lsm_batch_count(m->first); i++)
+		{
+			const uint8 *k;
+			size_t		l;
+
+			lsm_batch_get(m->first, i, &k, &l);
+			LsmCheckStatus(index, lsm_batch_add_key(b, k, l), InvalidBlockNumber,
+						   "scanning the memtable");
+		}
+		m->fed = true;
+	}
+	else if (m->more)
+	{
+		LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
+		const LsmMemtable *mt = LsmSlotFindMemtable(slot, m->id);
+		LsmStatus	st = LSM_OK;
+		int			more = 0;
+
+		if (mt != NULL)
+			st = lsm_memtable_copy_chunk(lsm_shared->arena, mt, so->backward,
+										 so->range.lo, so->range.lolen,
+										 so->range.hi, so->range.hilen,
+										 m->resume, m->resumelen, m->chunk, b, &more);
+		LsmSlotRelease(index, slot);
+		if (mt == NULL)
+			elog(ERROR, "lsm_am: memtable %llu pinned by a scan of index \"%s\" is gone",
+				 (unsigned long long) m->id, RelationGetRelationName(index));
+		LsmCheckStatus(index, st, InvalidBlockNumber, "scanning the memtable");
+		m->more = more != 0;
+		m->chunk = Min(m->chunk * 2, LSM_SCAN_MAX_CHUNK);
+	}
+	n = lsm_batch_count(b);
+	if (n == 0)
+	{
+		m->more = false;
+		lsm_merge_source_done(so->merge, src);
+		return;
+	}
+	/* where the next chunk resumes */
+	{
+		const uint8 *k;
+		size_t		l;
+
+		lsm_batch_get(b, so->backward ? 0 : n - 1, &k, &l);
+		memcpy(m->resume, k, l);
+		m->resumelen = (int) l;
+	}
+	lsm_merge_source_ready(so->merge, src);
+}
+
 /* Next matching entry of the merge; false at the end. */
 static bool
 LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *lenp)
@@ -512,27 +663,7 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 		if (st == LSM_NEED_PAGE)
 		{
 			if (need < so->nmt)
-			{
-				LsmBatch   *b = lsm_merge_source_batch(so->merge, need);
-
-				if (so->mtfed[need])
-				{
-					lsm_merge_source_done(so->merge, need);
-					continue;
-				}
-				lsm_batch_clear(b);
-				for (size_t i = 0; i < lsm_batch_count(so->mtcopy[need]); i++)
-				{
-					const uint8 *k;
-					size_t		l;
-
-					lsm_batch_get(so->mtcopy[need], i, &k, &l);
-					LsmCheckStatus(index, lsm_batch_add_key(b, k, l), InvalidBlockNumber,
-								   "scanning the memtable");
-				}
-				so->mtfed[need] = true;
-				lsm_merge_source_ready(so->merge, need);
-			}
+				LsmFeedMemtable(scan, need);
 			else
 				LsmFeedRun(index, so->merge, need, &so->cursors[need - so->nmt],
 						   so->backward, &so->range);
