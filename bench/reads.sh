@@ -76,9 +76,9 @@ q "CREATE INDEX rd_l_k ON rd_l USING lsm (k) WITH (memtable_size = 1048576);
 
 # probe tables: keys that exist, range bounds N rows apart (computed on btree)
 make_probes() {
-	q "DROP TABLE IF EXISTS probe, probe_r10, probe_r1000, probe_r100000;
-	   VACUUM ANALYZE rd_l, rd_b;
-	   CREATE TABLE probe AS SELECT row_number() OVER () AS i, k
+	q "DROP TABLE IF EXISTS probe, probe_r10, probe_r1000, probe_r100000" >/dev/null
+	q "VACUUM ANALYZE rd_l, rd_b" >/dev/null
+	q "CREATE TABLE probe AS SELECT row_number() OVER () AS i, k
 	     FROM (SELECT k FROM rd_b TABLESAMPLE SYSTEM (1) REPEATABLE (7) LIMIT 2000) s;" >/dev/null
 	local n p
 	for n in 10 1000 100000; do
@@ -102,8 +102,8 @@ SELECT k FROM probe WHERE i = :i \\gset
 SELECT count(*) FROM $t WHERE k = :k;
 EOF
 	cat >"$WORK/point_miss_$t.sql" <<EOF
-\\set k random(1, 1000000000000)
-SELECT count(*) FROM $t WHERE k = -:k;
+\\set k -1 * random(1, 1000000000000)
+SELECT count(*) FROM $t WHERE k = :k;
 EOF
 	cp "$WORK/point_hit_$t.sql" "$WORK/first_lookup_$t.sql"
 	for n in 10 1000 100000; do
@@ -142,7 +142,7 @@ measure() { # measure STATE
 	make_probes
 	write_scripts rd_l
 	write_scripts rd_b
-	csv_add "$RAW" reads 1 lsm "$state" runs_per_level "\"$(q "SELECT runs_per_level FROM lsm_am.maintenance_stats('rd_l_k')")\""
+	csv_add "$RAW" reads 1 lsm "$state" runs_per_level "$(q "SELECT array_to_string(runs_per_level, '/') FROM lsm_am.maintenance_stats('rd_l_k')")"
 	for rep in $(seq 1 "$REPS"); do
 		for qn in "${QUERIES[@]}"; do
 			for t in rd_b rd_l; do
@@ -192,7 +192,7 @@ target_of() { # target_of STATE QUERY: the issue's bound on lsm/btree, or "-"
 			[ "$tg" = - ] || v=$(verdict "$r" '<=' "$tg")
 			printf '  %-11s %-17s %10s %10s %8s %8s %s\n' "$state" "$qn" "$(fmt_num "$b" 3)" "$(fmt_num "$l" 3)" "$r" "$tg" "$v"
 		done
-		printf '  %-11s runs per level: %s\n' "" "$(med "$MED" reads lsm "$state" runs_per_level)"
+		printf '  %-11s runs per level (L0/L1/...): %s\n' "" "$(med "$MED" reads lsm "$state" runs_per_level)"
 	done
 	echo
 	echo "  $(bench_machine)"
