@@ -89,9 +89,16 @@ typedef struct LsmScanOpaqueData
 	int			nkeys;
 	LsmScanKeyInfo *keys;
 	bool		empty;			/* keys can never match */
-	LsmRange	range;
+	LsmRange	range;			/* of this snapshot (narrowed after a turn) */
+	LsmRange	orange;			/* of the scan keys */
 	bool		started;
 	bool		backward;
+	bool		ended;			/* the last fetch ran off the end */
+	MemoryContext snapctx;		/* the snapshot: merge, cursors, memtables */
+	uint8	   *lastkey;		/* the entry returned last (a turn resumes there) */
+	int			lastlen;
+	bool		havelast;
+	bool		skiplast;		/* after a turn: do not return lastkey again */
 	Buffer		metapin;
 	LsmMerge   *merge;
 	int			nmt;			/* memtable sources (active + immutable) */
@@ -206,6 +213,11 @@ LsmScanReset(LsmScanOpaque so)
 		ReleaseBuffer(so->metapin);
 	so->metapin = InvalidBuffer;
 	so->started = false;
+	so->ended = false;
+	so->havelast = false;
+	so->skiplast = false;
+	so->lastkey = NULL;
+	so->snapctx = NULL;
 	so->nruns = 0;
 	so->cursors = NULL;
 	so->empty = false;
@@ -370,13 +382,18 @@ lsmrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	LsmScanPrepare(scan);
 }
 
-/* Take the snapshot and set up the merging iterator. */
+/*
+ * Take the snapshot and set up the merging iterator over so->range.  Also
+ * used again when a scan turns around (LsmScanTurn), with a fresh snapshot:
+ * the index only ever gains entries a snapshot may see, so the new one
+ * yields every entry the old one would have.
+ */
 static void
 LsmScanStart(IndexScanDesc scan, bool backward)
 {
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 	Relation	index = scan->indexRelation;
-	MemoryContext old = MemoryContextSwitchTo(so->scanctx);
+	MemoryContext old;
 	LsmSlot    *slot;
 	LsmMetaPageData meta;
 	LsmRunRef  *runs;
@@ -387,13 +404,20 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 
 	so->started = true;
 	so->backward = backward;
+	so->ended = false;
+	if (so->lastkey == NULL)
+		so->lastkey = MemoryContextAlloc(so->scanctx, LSM_MAX_KEY_SIZE);
+	so->snapctx = AllocSetContextCreate(so->scanctx, "lsm scan snapshot",
+										ALLOCSET_DEFAULT_SIZES);
+	old = MemoryContextSwitchTo(so->snapctx);
 	/* the TID recycling interlock is needed only where btree needs its pin */
-	if (scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot))
+	if (!BufferIsValid(so->metapin) &&
+		(scan->xs_want_itup || !IsMVCCSnapshot(scan->xs_snapshot)))
 		so->metapin = ReadBuffer(index, LSM_METAPAGE_BLKNO);
 	cb = palloc(sizeof(MemoryContextCallback));
 	cb->func = LsmScanFreeCore;
 	cb->arg = so;
-	MemoryContextRegisterResetCallback(so->scanctx, cb);
+	MemoryContextRegisterResetCallback(so->snapctx, cb);
 
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
 	{
@@ -682,6 +706,45 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 	}
 }
 
+/*
+ * Turn the scan around (a scrollable cursor fetching the other way), or
+ * start it again after it ran off the end: a new snapshot over the part of
+ * the range on the far side of the entry returned last (all of it after the
+ * end, as btree does), which that entry itself is then skipped from.
+ */
+static void
+LsmScanTurn(IndexScanDesc scan, bool backward)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	bool		from_last = so->havelast && !so->ended;
+
+	MemoryContextDelete(so->snapctx);	/* LsmScanFreeCore: iterator, pins */
+	so->snapctx = NULL;
+	so->cursors = NULL;
+	so->nruns = 0;
+	so->range = so->orange;
+	so->skiplast = false;
+	if (from_last)
+	{
+		uint8	   *bound = MemoryContextAlloc(so->scanctx, so->lastlen);
+
+		memcpy(bound, so->lastkey, so->lastlen);
+		/* a whole entry as hi admits exactly the entries <= it */
+		if (backward)
+		{
+			so->range.hi = bound;
+			so->range.hilen = so->lastlen;
+		}
+		else
+		{
+			so->range.lo = bound;
+			so->range.lolen = so->lastlen;
+		}
+		so->skiplast = true;
+	}
+	LsmScanStart(scan, backward);
+}
+
 bool
 lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 {
@@ -694,16 +757,35 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 		return false;
 	if (!so->started)
 	{
+		so->orange = so->range;
 		LsmScanStart(scan, backward);
 		pgstat_count_index_scan(scan->indexRelation);
 	}
-	else if (backward != so->backward)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lsm indexes cannot change scan direction in the middle of a scan")));
+	else if (backward != so->backward || so->ended)
+	{
+		if (so->ended && backward == so->backward)
+			return false;
+		LsmScanTurn(scan, backward);
+	}
 
-	if (!LsmScanNext(scan, &scan->xs_heaptid, &key, &len))
-		return false;
+	for (;;)
+	{
+		if (!LsmScanNext(scan, &scan->xs_heaptid, &key, &len))
+		{
+			so->ended = true;
+			return false;
+		}
+		if (so->skiplast)
+		{
+			so->skiplast = false;
+			if ((int) len == so->lastlen && memcmp(key, so->lastkey, len) == 0)
+				continue;
+		}
+		break;
+	}
+	memcpy(so->lastkey, key, len);
+	so->lastlen = (int) len;
+	so->havelast = true;
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
