@@ -326,6 +326,8 @@ extern void LsmReportStatus(Relation index, LsmStatus st, const char *what);
 extern uint64 LsmRetireStamp(void);
 extern void LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages,
 					   uint64 reuse_after);
+extern void LsmFreeSettle(LsmMetaPageData *m, bool all);
+extern BlockNumber LsmShrink(Relation index);
 extern BlockNumber LsmReserve(Relation index, int which, uint32 npages,
 							  uint32 *run_id);
 extern void LsmReserveFinish(LsmMetaPageData *m, int which, uint32 used);
@@ -528,6 +530,7 @@ extern bool lsmgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void lsmendscan(IndexScanDesc scan);
 extern bool lsmcanreturn(Relation index, int attno);
+extern int	LsmOpenScans(void);
 
 /* lsmvacuum.c */
 extern IndexBulkDeleteResult *lsmbulkdelete(IndexVacuumInfo *info,

@@ -552,11 +552,12 @@ LsmCompactionDone(Relation index, const LsmMetaPageData *m)
 /*
  * Replace the runs inputs[0..nin) by out (if it has entries) in one
  * metapage record; their pages are freed once no snapshot can still read
- * them.  A MOVE passes nin = 1, out = NULL and the new level.
+ * them.  A MOVE passes nin = 1, out = NULL and the new level; a relocation
+ * (LsmRelocateRun) passes relocated, and is not counted as a compaction.
  */
 static void
 LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
-					 const LsmRunRef *out, int move_level)
+					 const LsmRunRef *out, int move_level, bool relocated)
 {
 	Buffer		metabuf = LsmLockMeta(index);
 	GenericXLogState *state = GenericXLogStart(index);
@@ -602,10 +603,12 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 		if (out->nentries > 0)
 		{
 			m->runs[m->nruns++] = *out;
-			m->pages_compacted += out->npages;
+			if (!relocated)
+				m->pages_compacted += out->npages;
 		}
 		LsmReserveFinish(m, LSM_RESV_COMPACT, out->nentries > 0 ? out->npages : 0);
-		m->nmerges++;
+		if (!relocated)
+			m->nmerges++;
 	}
 	copy = palloc(sizeof(LsmMetaPageData));
 	memcpy(copy, m, sizeof(LsmMetaPageData));
@@ -642,7 +645,7 @@ LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 		inputs[i] = meta->runs[pick->inputs[i]];
 
 	if (pick->kind == LSM_PICK_MOVE)
-		LsmPublishCompaction(index, inputs, 1, NULL, pick->output_level);
+		LsmPublishCompaction(index, inputs, 1, NULL, pick->output_level, false);
 	else
 	{
 		snprintf(what, sizeof(what), "compacting %u runs into level %u of",
@@ -655,7 +658,7 @@ LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 			pfree(pick);
 			return false;
 		}
-		LsmPublishCompaction(index, inputs, pick->ninputs, &out, 0);
+		LsmPublishCompaction(index, inputs, pick->ninputs, &out, 0, false);
 	}
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 	slot->wal_compact += pgWalUsage.wal_bytes - wal0;
@@ -666,8 +669,58 @@ LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 }
 
 /*
+ * Copy a run to the lowest free extent that holds it, if that lies below
+ * it, and publish the copy (a new run id: the run cache is keyed by id) in
+ * place of the original, whose pages are retired like a compaction's
+ * inputs.  Lets the tail that the original occupied be truncated.  Returns
+ * true if the run moved.  REQUIRES: compaction lock.
+ */
+static bool
+LsmRelocateRun(Relation index, const LsmRunRef *ref)
+{
+	uint32		run_id;
+	BlockNumber start = LsmReserve(index, LSM_RESV_COMPACT, ref->npages, &run_id);
+	LsmRunRef	copy = *ref;
+
+	if (start >= ref->start)
+	{
+		LsmReserveCancel(index, LSM_RESV_COMPACT);
+		return false;
+	}
+	LsmWorkerReportActivity("relocating a run of", index);
+	for (uint32 rel = 0; rel < ref->npages; rel++)
+	{
+		Buffer		src = ReadBuffer(index, ref->start + rel);
+		Buffer		dst;
+		Page		page;
+
+		LockBuffer(src, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(src);
+		if (PageIsNew(page) || LsmPageGetOpaque(page)->page_id != LSM_PAGE_ID ||
+			LsmPageGetOpaque(page)->owner != ref->run_id)
+			LsmCheckPage(index, src, LSM_PK_RUN_DATA, ref->run_id);	/* raises */
+		dst = ReadBufferExtended(index, MAIN_FORKNUM, start + rel, RBM_ZERO_AND_LOCK, NULL);
+		memcpy(BufferGetPage(dst), page, BLCKSZ);
+		LsmPageGetOpaque(BufferGetPage(dst))->owner = run_id;
+		MarkBufferDirty(dst);
+		UnlockReleaseBuffer(dst);
+		UnlockReleaseBuffer(src);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, start, start + ref->npages, true);
+	copy.run_id = run_id;
+	copy.start = start;
+	LsmPublishCompaction(index, ref, 1, &copy, 0, true);
+	return true;
+}
+
+/*
  * lsm_am.compact(): everything into one run (RocksDB's CompactRange).
- * Flushes first.  Takes the locks itself.
+ * Flushes first.  Then the index shrinks: the retired runs are released
+ * and the free tail truncated (LsmShrink); if the new run was written above
+ * free space that holds it, it is copied down and the tail truncated again,
+ * so the file ends close to the live data.  Takes the locks itself.
  */
 void
 LsmCompactFull(Relation index)
@@ -687,13 +740,17 @@ LsmCompactFull(Relation index)
 		pages += meta->runs[i].npages;
 	level = LsmBuildLevel(index, pages);
 	if (meta->nruns == 1 && meta->runs[0].level != level)
-		LsmPublishCompaction(index, meta->runs, 1, NULL, level);
+		LsmPublishCompaction(index, meta->runs, 1, NULL, level, false);
 	else if (meta->nruns > 1 || (meta->nruns == 1 && meta->runs[0].level == 0))
 	{
 		LsmWorkerReportActivity("compacting all runs of", index);
 		if (LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, NULL, NULL, NULL, &out))
-			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0);
+			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0, false);
 	}
+	LsmShrink(index);
+	LsmReadMeta(index, meta, NULL);
+	if (meta->nruns == 1 && LsmRelocateRun(index, &meta->runs[0]))
+		LsmShrink(index);
 	LsmCompactUnlock(index);
 	pfree(meta);
 }
@@ -757,7 +814,7 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 	if (!LsmMergeRuns(index, ref, 1, ref->level, NULL, dead, dead_state, removed, &out))
 		elog(ERROR, "lsm_am: rewriting run %u of index \"%s\" was interrupted",
 			 ref->run_id, RelationGetRelationName(index));
-	LsmPublishCompaction(index, ref, 1, &out, 0);
+	LsmPublishCompaction(index, ref, 1, &out, 0, false);
 	return out.nentries;
 }
 

@@ -48,6 +48,19 @@ typedef struct LsmScanKeyInfo
 	int			seglen;
 } LsmScanKeyInfo;
 
+/*
+ * Scans of this backend that have read a manifest and not yet let it go
+ * (LsmScanStart .. the reset of scanctx, also by an ERROR): LsmShrink may
+ * treat every retired run as unread only when there is none.
+ */
+static int	lsm_open_scans = 0;
+
+int
+LsmOpenScans(void)
+{
+	return lsm_open_scans;
+}
+
 typedef struct LsmScanOpaqueData
 {
 	LsmKeyDesc	desc;
@@ -59,6 +72,7 @@ typedef struct LsmScanOpaqueData
 	LsmRange	range;
 	bool		started;
 	bool		backward;
+	bool		counted;		/* counted in lsm_open_scans (LsmScanStart) */
 	Buffer		metapin;
 	LsmMerge   *merge;
 	int			nmt;			/* memtables copied (active + immutable) */
@@ -106,6 +120,11 @@ LsmScanFreeCore(void *arg)
 {
 	LsmScanOpaque so = (LsmScanOpaque) arg;
 
+	if (so->counted)
+	{
+		lsm_open_scans--;
+		so->counted = false;
+	}
 	lsm_merge_destroy(so->merge);
 	so->merge = NULL;
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
@@ -356,6 +375,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	cb->func = LsmScanFreeCore;
 	cb->arg = so;
 	MemoryContextRegisterResetCallback(so->scanctx, cb);
+	so->counted = true;
+	lsm_open_scans++;
 
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
 		LsmCheckStatus(index, lsm_batch_create(&so->mtcopy[i]), "starting a scan");

@@ -271,6 +271,8 @@ lsmvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats->num_index_tuples = total;
 		stats->estimated_count = false;
 	}
+	/* give the free tail back (if no scan or insert holds the index) */
+	(void) LsmShrink(index);
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	return stats;
 }
