@@ -327,9 +327,11 @@ extern uint64 LsmRetireStamp(void);
 extern void LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages,
 					   uint64 reuse_after);
 extern void LsmFreeSettle(LsmMetaPageData *m, bool all);
-extern BlockNumber LsmShrink(Relation index);
+extern bool LsmShrink(Relation index, BlockNumber *truncated);
 extern BlockNumber LsmReserve(Relation index, int which, uint32 npages,
 							  uint32 *run_id);
+extern BlockNumber LsmReserveBelow(Relation index, int which, uint32 npages,
+								   BlockNumber below, uint32 *run_id);
 extern void LsmReserveFinish(LsmMetaPageData *m, int which, uint32 used);
 extern void LsmReserveCancel(Relation index, int which);
 
@@ -414,6 +416,7 @@ extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
 						double *removed);
 extern bool LsmCompactOnce(Relation index, LsmStopCallback stop);
 extern void LsmCompactFull(Relation index);
+extern void LsmShrinkRelocating(Relation index);
 extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 							void *dead_state, double *removed);
 extern bool LsmWorkPending(Relation index);

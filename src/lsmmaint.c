@@ -679,14 +679,12 @@ static bool
 LsmRelocateRun(Relation index, const LsmRunRef *ref)
 {
 	uint32		run_id;
-	BlockNumber start = LsmReserve(index, LSM_RESV_COMPACT, ref->npages, &run_id);
+	BlockNumber start = LsmReserveBelow(index, LSM_RESV_COMPACT, ref->npages,
+										ref->start, &run_id);
 	LsmRunRef	copy = *ref;
 
-	if (start >= ref->start)
-	{
-		LsmReserveCancel(index, LSM_RESV_COMPACT);
+	if (!BlockNumberIsValid(start))
 		return false;
-	}
 	LsmWorkerReportActivity("relocating a run of", index);
 	for (uint32 rel = 0; rel < ref->npages; rel++)
 	{
@@ -747,11 +745,35 @@ LsmCompactFull(Relation index)
 		if (LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, NULL, NULL, NULL, &out))
 			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0, false);
 	}
-	LsmShrink(index);
-	LsmReadMeta(index, meta, NULL);
-	if (meta->nruns == 1 && LsmRelocateRun(index, &meta->runs[0]))
-		LsmShrink(index);
+	LsmShrinkRelocating(index);
 	LsmCompactUnlock(index);
+	pfree(meta);
+}
+
+/*
+ * Shrink the index (LsmShrink), then, while the run that lies highest fits
+ * a free extent below it, copy it down (LsmRelocateRun) and shrink again:
+ * live data moves to the front and the file ends close to it.  Does
+ * nothing more if the first shrink could not lock the index (its retired
+ * runs may still be read: copying would gain nothing now).  REQUIRES:
+ * compaction lock.
+ */
+void
+LsmShrinkRelocating(Relation index)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+
+	for (int round = 0; round < LSM_MAX_RUNS && LsmShrink(index, NULL); round++)
+	{
+		int			top = -1;
+
+		LsmReadMeta(index, meta, NULL);
+		for (int i = 0; i < (int) meta->nruns; i++)
+			if (top < 0 || meta->runs[i].start > meta->runs[top].start)
+				top = i;
+		if (top < 0 || !LsmRelocateRun(index, &meta->runs[top]))
+			break;
+	}
 	pfree(meta);
 }
 

@@ -408,13 +408,16 @@ LsmAllocTake(LsmMetaPageData *m, BlockNumber start, uint32 npages)
 
 /*
  * Reserve an extent of npages for a run writer of kind which
- * (LSM_RESV_*).  A reservation left by a writer of the same kind that
- * failed or crashed is reclaimed first: the caller holds the lock that
+ * (LSM_RESV_*), below block below (InvalidBlockNumber: anywhere; else
+ * nothing happens and InvalidBlockNumber is returned if the extent would
+ * not start below it).  A reservation left by a writer of the same kind
+ * that failed or crashed is reclaimed first: the caller holds the lock that
  * makes it the only writer of its kind.  Also allocates the run's id.
  * WAL-logged.
  */
-BlockNumber
-LsmReserve(Relation index, int which, uint32 npages, uint32 *run_id)
+static BlockNumber
+LsmReserveGuts(Relation index, int which, uint32 npages, BlockNumber below,
+			   uint32 *run_id)
 {
 	Buffer		metabuf = LsmLockMeta(index);
 	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
@@ -433,6 +436,11 @@ LsmReserve(Relation index, int which, uint32 npages, uint32 *run_id)
 		start = LsmAllocChoose(copy, npages);
 		pfree(copy);
 	}
+	if (BlockNumberIsValid(below) && start >= below)
+	{
+		UnlockReleaseBuffer(metabuf);
+		return InvalidBlockNumber;
+	}
 	LsmEnsureBlocks(index, start + npages);
 
 	state = GenericXLogStart(index);
@@ -448,6 +456,20 @@ LsmReserve(Relation index, int which, uint32 npages, uint32 *run_id)
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 	return start;
+}
+
+BlockNumber
+LsmReserve(Relation index, int which, uint32 npages, uint32 *run_id)
+{
+	return LsmReserveGuts(index, which, npages, InvalidBlockNumber, run_id);
+}
+
+/* LsmReserve, but only below block below; else InvalidBlockNumber. */
+BlockNumber
+LsmReserveBelow(Relation index, int which, uint32 npages, BlockNumber below,
+				uint32 *run_id)
+{
+	return LsmReserveGuts(index, which, npages, below, run_id);
 }
 
 /*
@@ -568,28 +590,32 @@ LsmReserveCancel(Relation index, int which)
  * truncated (XLOG_SMGR_TRUNCATE, RelationTruncate), so after a crash the
  * metapage never refers to a page the truncation removed; a crash between
  * the two leaves pages beyond nblocks, unused, which the next shrink cuts.
- * Returns the pages truncated; 0 if the lock was not free, or in parallel
- * mode (a parallel VACUUM: logging the lock for standbys needs an xid, which
- * cannot be assigned there).  REQUIRES: not inside a run writer of this
- * backend.
+ * Returns false if the lock was not free, or in parallel mode (a parallel
+ * VACUUM: logging the lock for standbys needs an xid, which cannot be
+ * assigned there); *truncated (if not NULL) gets the pages truncated.
+ * REQUIRES: not inside a run writer of this backend.
  */
-BlockNumber
-LsmShrink(Relation index)
+bool
+LsmShrink(Relation index, BlockNumber *truncated)
 {
 	Buffer		metabuf;
 	LsmMetaPageData *m;
 	LsmMetaPageData *copy;
 	BlockNumber nblocks;
+	BlockNumber old_nblocks;
 	BlockNumber file;
 	XLogRecPtr	lsn;
 
+	if (truncated)
+		*truncated = 0;
 	if (RecoveryInProgress() || IsInParallelMode() ||
 		!ConditionalLockRelation(index, AccessExclusiveLock))
-		return 0;
+		return false;
 	metabuf = LsmLockMeta(index);
 	m = LsmPageGetMeta(BufferGetPage(metabuf));
 	copy = palloc(sizeof(LsmMetaPageData));
 	memcpy(copy, m, sizeof(LsmMetaPageData));
+	old_nblocks = m->nblocks;
 	for (int v = 0; v < 4; v++)
 	{
 		LsmFreeAdd(copy, copy->resv[v].start, copy->resv[v].npages, 0);
@@ -616,12 +642,14 @@ LsmShrink(Relation index)
 		/* the records that freed these pages reach disk before they go */
 		if (RelationNeedsWAL(index))
 			XLogFlush(lsn);
-		if (lsm_flush_delay_ms > 0)
+		if (lsm_flush_delay_ms > 0 && nblocks < old_nblocks)
 			pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
 		RelationTruncate(index, nblocks);
 	}
 	UnlockRelation(index, AccessExclusiveLock);
-	return file > nblocks ? file - nblocks : 0;
+	if (truncated && file > nblocks)
+		*truncated = file - nblocks;
+	return true;
 }
 
 /* Raise an ERROR for a core status (after the C++ frames have returned). */
