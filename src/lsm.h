@@ -328,6 +328,8 @@ extern void LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages,
 					   uint64 reuse_after);
 extern void LsmFreeSettle(LsmMetaPageData *m, bool all);
 extern bool LsmShrink(Relation index, BlockNumber *truncated);
+extern BlockNumber LsmTruncateTo(Relation index, BlockNumber nblocks, XLogRecPtr lsn,
+								 bool test_delay);
 extern BlockNumber LsmReserve(Relation index, int which, uint32 npages,
 							  uint32 *run_id);
 extern BlockNumber LsmReserveBelow(Relation index, int which, uint32 npages,

@@ -576,6 +576,29 @@ LsmReserveCancel(Relation index, int which)
 }
 
 /*
+ * Cut the file to nblocks pages, WAL-logged (XLOG_SMGR_TRUNCATE).  lsn is
+ * the metapage's LSN after the record that gave the pages up: it is
+ * flushed first, so no crash can leave a metapage that still counts pages
+ * the file no longer has.  Returns the file's length before.  REQUIRES: no
+ * other backend can read or write the pages cut (an AccessExclusiveLock, or
+ * an index built in this transaction); nothing of this backend pins them.
+ */
+BlockNumber
+LsmTruncateTo(Relation index, BlockNumber nblocks, XLogRecPtr lsn, bool test_delay)
+{
+	BlockNumber file = RelationGetNumberOfBlocks(index);
+
+	if (file <= nblocks)
+		return file;
+	if (RelationNeedsWAL(index))
+		XLogFlush(lsn);
+	if (test_delay && lsm_flush_delay_ms > 0)
+		pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
+	RelationTruncate(index, nblocks);
+	return file;
+}
+
+/*
  * Shrink the index: settle the free list and give the free pages at its end
  * back to the file system.  Under an AccessExclusiveLock on the index, taken
  * only if it is free at once (as VACUUM truncates a heap):
@@ -636,16 +659,7 @@ LsmShrink(Relation index, BlockNumber *truncated)
 	UnlockReleaseBuffer(metabuf);
 	pfree(copy);
 
-	file = RelationGetNumberOfBlocks(index);
-	if (file > nblocks)
-	{
-		/* the records that freed these pages reach disk before they go */
-		if (RelationNeedsWAL(index))
-			XLogFlush(lsn);
-		if (lsm_flush_delay_ms > 0 && nblocks < old_nblocks)
-			pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
-		RelationTruncate(index, nblocks);
-	}
+	file = LsmTruncateTo(index, nblocks, lsn, nblocks < old_nblocks);
 	UnlockRelation(index, AccessExclusiveLock);
 	if (truncated && file > nblocks)
 		*truncated = file - nblocks;
