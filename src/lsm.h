@@ -332,6 +332,7 @@ extern BlockNumber LsmTruncateTo(Relation index, BlockNumber nblocks, XLogRecPtr
 								 bool test_delay);
 extern BlockNumber LsmReserve(Relation index, int which, uint32 npages,
 							  uint32 *run_id);
+extern void LsmReserveAtEnd(bool on);
 extern BlockNumber LsmReserveBelow(Relation index, int which, uint32 npages,
 								   BlockNumber below, uint32 *run_id);
 extern void LsmReserveFinish(LsmMetaPageData *m, int which, uint32 used);

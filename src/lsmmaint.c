@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
@@ -39,6 +40,10 @@
 
 #define LSM_FLUSH_LOCK_BLK		0
 #define LSM_COMPACT_LOCK_BLK	1
+
+/* LsmShrinkRelocating: how long to try for the index's lock (5 s) */
+#define LSM_SHRINK_LOCK_TRIES	100
+#define LSM_SHRINK_LOCK_WAIT_US 50000
 
 void
 LsmFlushLock(Relation index)
@@ -715,10 +720,10 @@ LsmRelocateRun(Relation index, const LsmRunRef *ref)
 
 /*
  * lsm_am.compact(): everything into one run (RocksDB's CompactRange).
- * Flushes first.  Then the index shrinks: the retired runs are released
- * and the free tail truncated (LsmShrink); if the new run was written above
- * free space that holds it, it is copied down and the tail truncated again,
- * so the file ends close to the live data.  Takes the locks itself.
+ * Flushes first.  The run is written at the end of the index, above its
+ * inputs; then the index shrinks: the inputs are released (LsmShrink), the
+ * run is copied down into the space they leave and the tail truncated, so
+ * the file ends close to the live data.  Takes the locks itself.
  */
 void
 LsmCompactFull(Relation index)
@@ -741,8 +746,21 @@ LsmCompactFull(Relation index)
 		LsmPublishCompaction(index, meta->runs, 1, NULL, level, false);
 	else if (meta->nruns > 1 || (meta->nruns == 1 && meta->runs[0].level == 0))
 	{
+		bool		merged;
+
 		LsmWorkerReportActivity("compacting all runs of", index);
-		if (LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, NULL, NULL, NULL, &out))
+		LsmReserveAtEnd(true);
+		PG_TRY();
+		{
+			merged = LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, NULL,
+								  NULL, NULL, &out);
+		}
+		PG_FINALLY();
+		{
+			LsmReserveAtEnd(false);
+		}
+		PG_END_TRY();
+		if (merged)
 			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0, false);
 	}
 	LsmShrinkRelocating(index);
@@ -762,8 +780,21 @@ void
 LsmShrinkRelocating(Relation index)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	bool		locked = LsmShrink(index, NULL);
 
-	for (int round = 0; round < LSM_MAX_RUNS && LsmShrink(index, NULL); round++)
+	/*
+	 * A worker may hold the index for a moment after the compaction it was
+	 * doing when we started: retry for a while, as VACUUM does before it
+	 * truncates a heap (VACUUM_TRUNCATE_LOCK_TIMEOUT).
+	 */
+	for (int i = 0; i < LSM_SHRINK_LOCK_TRIES && !locked && !IsInParallelMode() &&
+		 !RecoveryInProgress(); i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(LSM_SHRINK_LOCK_WAIT_US);
+		locked = LsmShrink(index, NULL);
+	}
+	for (int round = 0; round < LSM_MAX_RUNS && locked; round++)
 	{
 		int			top = -1;
 
@@ -773,6 +804,7 @@ LsmShrinkRelocating(Relation index)
 				top = i;
 		if (top < 0 || !LsmRelocateRun(index, &meta->runs[top]))
 			break;
+		locked = LsmShrink(index, NULL);
 	}
 	pfree(meta);
 }
@@ -846,6 +878,33 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 
 static LsmStopCallback lsm_user_stop;
 
+/*
+ * A worker with nothing more to do gives a large free tail back, if nobody
+ * holds the index just then (LsmShrink takes its lock only if it is free:
+ * under a steady stream of inserts it rarely is, and VACUUM or compact()
+ * do it).  Large: an eighth of the file and at least 64 pages, so a standby
+ * query is not cancelled (the lock is replayed) for a few pages.
+ */
+static void
+LsmMaybeShrink(Relation index)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	BlockNumber file = RelationGetNumberOfBlocks(index);
+	BlockNumber tail;
+
+	LsmReadMeta(index, meta, NULL);
+	tail = file > meta->nblocks ? file - meta->nblocks : 0;
+	if (meta->nfree > 0 &&
+		meta->free[meta->nfree - 1].start + meta->free[meta->nfree - 1].npages == meta->nblocks)
+		tail += meta->free[meta->nfree - 1].npages;
+	if (tail >= 64 && tail >= file / 8)
+	{
+		LsmWorkerReportActivity("shrinking", index);
+		(void) LsmShrink(index, NULL);
+	}
+	pfree(meta);
+}
+
 /* Stop for the caller's reason, or because VACUUM waits for our locks. */
 static bool
 LsmMaintainStop(Relation index)
@@ -908,6 +967,8 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 			break;
 	}
 	lsm_user_stop = NULL;
+	if (!stopped && LsmIsWorker())
+		LsmMaybeShrink(index);
 	LsmWorkerReportActivity(NULL, index);
 	if (!stopped)
 	{

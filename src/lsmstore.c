@@ -415,6 +415,21 @@ LsmAllocTake(LsmMetaPageData *m, BlockNumber start, uint32 npages)
  * makes it the only writer of its kind.  Also allocates the run's id.
  * WAL-logged.
  */
+static bool lsm_reserve_at_end = false;	/* LsmReserveAtEnd */
+
+/*
+ * While on, reservations go to the end of the index: lsm_am.compact() puts
+ * its run above all its inputs, so that once they are released the run
+ * can always be copied to the front and the file cut behind it (a run
+ * placed in a hole could leave free space below it that is too small to
+ * move it into, and the file could not shrink to the live data).
+ */
+void
+LsmReserveAtEnd(bool on)
+{
+	lsm_reserve_at_end = on;
+}
+
 static BlockNumber
 LsmReserveGuts(Relation index, int which, uint32 npages, BlockNumber below,
 			   uint32 *run_id)
@@ -434,6 +449,8 @@ LsmReserveGuts(Relation index, int which, uint32 npages, BlockNumber below,
 		LsmFreeAdd(copy, stale.start, stale.npages, 0);
 		LsmFreeAdd(copy, stale_old.start, stale_old.npages, 0);
 		start = LsmAllocChoose(copy, npages);
+		if (lsm_reserve_at_end && !BlockNumberIsValid(below))
+			start = copy->nblocks;
 		pfree(copy);
 	}
 	if (BlockNumberIsValid(below) && start >= below)
