@@ -591,7 +591,12 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 			m->runs[keep++] = m->runs[i];
 		}
 		else
+		{
 			LsmFreeAdd(m, m->runs[i].start, m->runs[i].npages, stamp);
+			/* a copy keeps the original's place (age) in the manifest */
+			if (relocated)
+				m->runs[keep++] = *out;
+		}
 	}
 	if (found != nin)
 	{
@@ -605,13 +610,13 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 		m->nmoves++;
 	else
 	{
-		if (out->nentries > 0)
+		if (out->nentries > 0 && !relocated)
 		{
 			m->runs[m->nruns++] = *out;
-			if (!relocated)
-				m->pages_compacted += out->npages;
+			m->pages_compacted += out->npages;
 		}
-		LsmReserveFinish(m, LSM_RESV_COMPACT, out->nentries > 0 ? out->npages : 0);
+		LsmReserveFinish(m, LSM_RESV_COMPACT,
+						 out->nentries > 0 || relocated ? out->npages : 0);
 		if (!relocated)
 			m->nmerges++;
 	}
