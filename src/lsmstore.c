@@ -363,8 +363,15 @@ LsmAllocTake(LsmMetaPageData *m, BlockNumber start, uint32 npages)
 	LsmFreeSettle(m, false);
 	if (start >= m->nblocks)
 	{
-		Assert(start == m->nblocks);
+		BlockNumber gap = m->nblocks;
+
+		/*
+		 * Settling may just have given a free tail back below start (start
+		 * was the end before, or LsmReserveAtEnd chose it): it stays free.
+		 */
 		m->nblocks = start + npages;
+		if (start > gap)
+			LsmFreeAdd(m, gap, start - gap, 0);
 		return;
 	}
 	for (int i = 0; i < (int) m->nfree; i++)
@@ -542,6 +549,7 @@ LsmReserveMove(Relation index, int which, uint32 npages)
 	LsmEnsureBlocks(index, start + npages);
 	state = GenericXLogStart(index);
 	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	lsm_oldest_needed = 0;
 	LsmAllocTake(m, start, npages);
 	/* an older previous extent (second move) is not read any more */
 	LsmFreeAdd(m, m->resv[2 + which].start, m->resv[2 + which].npages, 0);
