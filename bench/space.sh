@@ -9,11 +9,13 @@
 #            compaction (wait_for_merges between rounds), memtable_size =
 #            64; then VACUUM, then compact();
 #   random   1,000,000 random keys in 10 statements (default memtable), then
-#            compact().
+#            compact();
+#   bulk     1,000,000 random keys in one INSERT (default memtable), then
+#            VACUUM (the bulk path: what autovacuum does after a load).
 # Every scenario ends with a fresh CREATE INDEX USING lsm and a btree on the
 # same rows for comparison.  Figures are pages (8 kB); no timings.
 #
-#   bash bench/space.sh [--only repro|workers|random] [--out DIR]   (as root)
+#   bash bench/space.sh [--only repro|workers|random|bulk] [--out DIR]   (as root)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -21,7 +23,7 @@ ONLY=
 OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--only) ONLY=${2:?--only needs repro, workers or random}; shift 2 ;;
+	--only) ONLY=${2:?--only needs repro, workers, random or bulk}; shift 2 ;;
 	--out) OUT=${2:?--out needs a directory}; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "space.sh: unknown argument $1 (try --help)" ;;
@@ -105,6 +107,16 @@ if want random; then
 	q "SELECT lsm_am.compact('rn_k')" >/dev/null
 	pages random "compact()" rn_k | tee -a "$OUT/space.txt"
 	compare random rn rn_k | tee -a "$OUT/space.txt"
+fi
+
+if want bulk; then
+	q "CREATE TABLE bk (k bigint); CREATE INDEX bk_k ON bk USING lsm (k)" >/dev/null
+	q "INSERT INTO bk SELECT (random() * 1e15)::bigint FROM generate_series(1, 1000000)" >/dev/null
+	q "SELECT lsm_am.wait_for_merges('bk_k', '10 minutes')" >/dev/null
+	pages bulk "one INSERT, merged" bk_k | tee -a "$OUT/space.txt"
+	q "VACUUM bk" >/dev/null
+	pages bulk "VACUUM" bk_k | tee -a "$OUT/space.txt"
+	compare bulk bk bk_k | tee -a "$OUT/space.txt"
 fi
 
 bench_machine | tee -a "$OUT/space.txt"
