@@ -287,28 +287,20 @@ LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_af
 		;
 	prev_adj = pos > 0 && m->free[pos - 1].start + m->free[pos - 1].npages == start;
 	next_adj = pos < (int) m->nfree && start + npages == m->free[pos].start;
-	if (m->nfree < LSM_MAX_FREE ||
-		(prev_adj && m->free[pos - 1].reuse_after == reuse_after) ||
-		(next_adj && m->free[pos].reuse_after == reuse_after))
+	if (prev_adj && m->free[pos - 1].reuse_after == reuse_after)
+		m->free[pos - 1].npages += npages;
+	else if (next_adj && m->free[pos].reuse_after == reuse_after)
 	{
-		if (m->nfree >= LSM_MAX_FREE)
-		{
-			/* equal horizon: one more entry for a moment, coalesced below */
-			LsmExtent  *e = prev_adj && m->free[pos - 1].reuse_after == reuse_after ?
-				&m->free[pos - 1] : &m->free[pos];
-
-			if (e == &m->free[pos])
-				e->start = start;
-			e->npages += npages;
-		}
-		else
-		{
-			memmove(&m->free[pos + 1], &m->free[pos], sizeof(LsmExtent) * (m->nfree - pos));
-			m->free[pos].start = start;
-			m->free[pos].npages = npages;
-			m->free[pos].reuse_after = reuse_after;
-			m->nfree++;
-		}
+		m->free[pos].start = start;
+		m->free[pos].npages += npages;
+	}
+	else if (m->nfree < LSM_MAX_FREE)
+	{
+		memmove(&m->free[pos + 1], &m->free[pos], sizeof(LsmExtent) * (m->nfree - pos));
+		m->free[pos].start = start;
+		m->free[pos].npages = npages;
+		m->free[pos].reuse_after = reuse_after;
+		m->nfree++;
 	}
 	else if (prev_adj || next_adj)
 	{
