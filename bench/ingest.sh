@@ -219,8 +219,25 @@ ingest_one() { # ingest_one KEY VARIANT ROWS
 	add index_mb "$(awk -v a="$ibytes" 'BEGIN { printf "%.1f", a / 1048576 }')"
 	add index_x_shared_buffers "$(awk -v a="$ibytes" -v s="$SB_BYTES" 'BEGIN { printf "%.2f", a / s }')"
 	add heap_mb "$(awk -v a="$hbytes" 'BEGIN { printf "%.1f", a / 1048576 }')"
+	# index size over time: MB at 25/50/75% of the run and the largest sample
+	local q25 q50 q75 qmax
+	read -r q25 q50 q75 qmax < <(awk 'NF >= 2 { t[NR] = $1; b[NR] = $2; if ($2 > m) m = $2 }
+		END { if (NR == 0) { print "n/a n/a n/a n/a"; exit }
+		      for (p = 1; p <= 3; p++) { i = int(NR * p / 4); if (i < 1) i = 1; printf "%.1f ", b[i] / 1048576 }
+		      printf "%.1f\n", m / 1048576 }' "$WORK/sizes.txt")
+	add index_mb_25 "$q25"
+	add index_mb_50 "$q50"
+	add index_mb_75 "$q75"
+	add index_mb_max "$qmax"
 	if [[ $var == lsm* ]]; then
 		add lsm_runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
+		# file pages per live page (runs, log, metapage), right at the end
+		add space_amp "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
+		q "SELECT lsm_am.wait_for_merges('ing_k', '10 minutes')" >/dev/null
+		add space_amp_idle "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
+		q "VACUUM ing" >/dev/null
+		add index_mb_vacuum "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0, 1)")"
+		add space_amp_vacuum "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
 	fi
 	awk -F, -v k="$key" -v v="$var" '$1 == "ingest" && $3 == v && $4 == k { printf "    %s=%s", $5, $6 } END { print "" }' "$RAW" | fold -w 160 >&2
 }
@@ -353,6 +370,20 @@ BASE=${VAR_LIST[0]}
 				"$(fmt_num "$(M ingest "$var" "$key" index_mb)" 0)" \
 				"$(fmt_num "$(M ingest "$var" "$key" index_x_shared_buffers)" 2)" \
 				"$(M ingest "$var" "$key" checkpoints)"
+		done
+	done
+	echo
+	echo "(b) index size over time (MB at 25/50/75% of the run, largest sample, end) and lsm space amplification"
+	echo "    (file pages / live pages: runs, log, metapage; at the end, once merges are idle, after VACUUM)"
+	printf '  %-10s %-11s %8s %8s %8s %8s %8s %8s %8s %8s %9s\n' key index "25%" "50%" "75%" max end "amp end" "amp idle" "VACUUM MB" "amp VAC"
+	for key in "${KEY_LIST[@]}"; do
+		for var in "${VAR_LIST[@]}"; do
+			printf '  %-10s %-11s %8s %8s %8s %8s %8s %8s %8s %8s %9s\n' "$key" "$var" \
+				"$(M ingest "$var" "$key" index_mb_25)" "$(M ingest "$var" "$key" index_mb_50)" \
+				"$(M ingest "$var" "$key" index_mb_75)" "$(M ingest "$var" "$key" index_mb_max)" \
+				"$(fmt_num "$(M ingest "$var" "$key" index_mb)" 1)" \
+				"$(M ingest "$var" "$key" space_amp)" "$(M ingest "$var" "$key" space_amp_idle)" \
+				"$(M ingest "$var" "$key" index_mb_vacuum)" "$(M ingest "$var" "$key" space_amp_vacuum)"
 		done
 	done
 	if [ "$READS" = 1 ]; then

@@ -84,11 +84,13 @@ CREATE FUNCTION lsm_am.maintenance_stats(index regclass,
     OUT free_pages bigint,
     OUT accounted_pages bigint,
     OUT pending boolean,
-    OUT leaked_pages bigint)
+    OUT leaked_pages bigint,
+    OUT file_pages bigint,
+    OUT space_amplification double precision)
 RETURNS record
 AS 'MODULE_PATHNAME', 'lsm_maintenance_stats'
 LANGUAGE C STRICT;
-COMMENT ON FUNCTION lsm_am.maintenance_stats(regclass) IS 'flushes, compactions, write stalls and WAL of an lsm index (stall and WAL counters since the server started)';
+COMMENT ON FUNCTION lsm_am.maintenance_stats(regclass) IS 'flushes, compactions, write stalls, WAL and space amplification (file pages / live pages) of an lsm index (stall and WAL counters since the server started)';
 
 CREATE FUNCTION lsm_am.check_index(index regclass,
     OUT total_pages bigint,

@@ -376,8 +376,15 @@ extern void LsmReportStatus(Relation index, LsmStatus st, BlockNumber blkno,
 extern uint64 LsmRetireStamp(void);
 extern void LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages,
 					   uint64 reuse_after);
+extern void LsmFreeSettle(LsmMetaPageData *m, bool all);
+extern bool LsmShrink(Relation index, BlockNumber *truncated);
+extern BlockNumber LsmTruncateTo(Relation index, BlockNumber nblocks, XLogRecPtr lsn,
+								 bool test_delay);
 extern BlockNumber LsmReserve(Relation index, int which, uint32 npages,
 							  uint32 *run_id);
+extern void LsmReserveAtEnd(bool on);
+extern BlockNumber LsmReserveBelow(Relation index, int which, uint32 npages,
+								   BlockNumber below, uint32 *run_id);
 extern void LsmReserveFinish(LsmMetaPageData *m, int which, uint32 used);
 extern void LsmReserveCancel(Relation index, int which);
 
@@ -462,6 +469,7 @@ extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
 						double *removed);
 extern bool LsmCompactOnce(Relation index, LsmStopCallback stop);
 extern void LsmCompactFull(Relation index);
+extern void LsmShrinkRelocating(Relation index);
 extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 							void *dead_state, double *removed);
 extern bool LsmWorkPending(Relation index);
@@ -579,6 +587,7 @@ extern bool lsmgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void lsmendscan(IndexScanDesc scan);
 extern bool lsmcanreturn(Relation index, int attno);
+extern int	LsmOpenScans(void);
 
 /* lsmvacuum.c */
 extern IndexBulkDeleteResult *lsmbulkdelete(IndexVacuumInfo *info,

@@ -85,6 +85,8 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	LsmRunRef	ref;
 	bool		have_run = false;
 	double		reltuples;
+	BlockNumber nblocks;
+	XLogRecPtr	lsn;
 	TypeCacheEntry *tc;
 
 	LsmBuildChecks(heap, index);
@@ -172,8 +174,12 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			LsmReserveFinish(m, LSM_RESV_COMPACT, ref.npages);
 		}
 		GenericXLogFinish(state);
+		nblocks = LsmPageGetMeta(BufferGetPage(metabuf))->nblocks;
+		lsn = BufferGetLSNAtomic(metabuf);
 	}
 	UnlockReleaseBuffer(metabuf);
+	/* the reservation grew by halves: cut what the run did not use */
+	(void) LsmTruncateTo(index, nblocks, lsn, false);
 
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;

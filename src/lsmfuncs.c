@@ -314,8 +314,10 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	LsmSlot    *slot;
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
-	Datum		values[18];
-	bool		nulls[18] = {0};
+	Datum		values[20];
+	bool		nulls[20] = {0};
+	uint64		live_pages = 1;	/* the metapage */
+	BlockNumber file_pages;
 	int			n = 0;
 	int			levels[LSM_PICK_MAX_LEVEL + 1] = {0};
 	uint64		free_pages = 0;
@@ -328,7 +330,14 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	slot = LsmSlotAcquire(index, LW_SHARED);
 	LsmReadMeta(index, meta, NULL);
 	for (int i = 0; i < (int) meta->nruns; i++)
+	{
 		levels[Min(meta->runs[i].level, LSM_PICK_MAX_LEVEL)]++;
+		live_pages += meta->runs[i].npages;
+	}
+	live_pages += slot->log_pages;
+	for (int i = 0; i < slot->nimm; i++)
+		live_pages += slot->imm[i].pages;
+	file_pages = RelationGetNumberOfBlocks(index);
 	for (int i = 0; i < (int) meta->nfree; i++)
 		free_pages += meta->free[i].npages;
 	{
@@ -361,6 +370,9 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	values[n++] = Int64GetDatum(meta->nblocks);
 	values[n++] = BoolGetDatum(pg_atomic_read_u32(&slot->pending) != 0 || slot->nimm > 0);
 	values[n++] = Int64GetDatum(meta->leaked_pages);
+	values[n++] = Int64GetDatum(file_pages);
+	/* file pages per live page (runs, log, metapage) */
+	values[n++] = Float8GetDatum((double) file_pages / live_pages);
 	LsmSlotRelease(index, slot);
 	relation_close(index, AccessShareLock);
 	Assert(n == lengthof(values));

@@ -27,6 +27,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xlog.h"
 #include "executor/instrument.h"
 #include "miscadmin.h"
@@ -39,6 +40,10 @@
 
 #define LSM_FLUSH_LOCK_BLK		0
 #define LSM_COMPACT_LOCK_BLK	1
+
+/* LsmShrinkRelocating: how long to try for the index's lock (5 s) */
+#define LSM_SHRINK_LOCK_TRIES	100
+#define LSM_SHRINK_LOCK_WAIT_US 50000
 
 void
 LsmFlushLock(Relation index)
@@ -556,11 +561,12 @@ LsmCompactionDone(Relation index, const LsmMetaPageData *m)
 /*
  * Replace the runs inputs[0..nin) by out (if it has entries) in one
  * metapage record; their pages are freed once no snapshot can still read
- * them.  A MOVE passes nin = 1, out = NULL and the new level.
+ * them.  A MOVE passes nin = 1, out = NULL and the new level; a relocation
+ * (LsmRelocateRun) passes relocated, and is not counted as a compaction.
  */
 static void
 LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
-					 const LsmRunRef *out, int move_level)
+					 const LsmRunRef *out, int move_level, bool relocated)
 {
 	Buffer		metabuf = LsmLockMeta(index);
 	GenericXLogState *state = GenericXLogStart(index);
@@ -589,7 +595,12 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 			m->runs[keep++] = m->runs[i];
 		}
 		else
+		{
 			LsmFreeAdd(m, m->runs[i].start, m->runs[i].npages, stamp);
+			/* a copy keeps the original's place (age) in the manifest */
+			if (relocated)
+				m->runs[keep++] = *out;
+		}
 	}
 	if (found != nin)
 	{
@@ -603,13 +614,15 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 		m->nmoves++;
 	else
 	{
-		if (out->nentries > 0)
+		if (out->nentries > 0 && !relocated)
 		{
 			m->runs[m->nruns++] = *out;
 			m->pages_compacted += out->npages;
 		}
-		LsmReserveFinish(m, LSM_RESV_COMPACT, out->nentries > 0 ? out->npages : 0);
-		m->nmerges++;
+		LsmReserveFinish(m, LSM_RESV_COMPACT,
+						 out->nentries > 0 || relocated ? out->npages : 0);
+		if (!relocated)
+			m->nmerges++;
 	}
 	copy = palloc(sizeof(LsmMetaPageData));
 	memcpy(copy, m, sizeof(LsmMetaPageData));
@@ -646,7 +659,7 @@ LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 		inputs[i] = meta->runs[pick->inputs[i]];
 
 	if (pick->kind == LSM_PICK_MOVE)
-		LsmPublishCompaction(index, inputs, 1, NULL, pick->output_level);
+		LsmPublishCompaction(index, inputs, 1, NULL, pick->output_level, false);
 	else
 	{
 		snprintf(what, sizeof(what), "compacting %u runs into level %u of",
@@ -659,7 +672,7 @@ LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 			pfree(pick);
 			return false;
 		}
-		LsmPublishCompaction(index, inputs, pick->ninputs, &out, 0);
+		LsmPublishCompaction(index, inputs, pick->ninputs, &out, 0, false);
 	}
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 	slot->wal_compact += pgWalUsage.wal_bytes - wal0;
@@ -670,8 +683,56 @@ LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
 }
 
 /*
+ * Copy a run to the lowest free extent that holds it, if that lies below
+ * it, and publish the copy (a new run id: the run cache is keyed by id) in
+ * place of the original, whose pages are retired like a compaction's
+ * inputs.  Lets the tail that the original occupied be truncated.  Returns
+ * true if the run moved.  REQUIRES: compaction lock.
+ */
+static bool
+LsmRelocateRun(Relation index, const LsmRunRef *ref)
+{
+	uint32		run_id;
+	BlockNumber start = LsmReserveBelow(index, LSM_RESV_COMPACT, ref->npages,
+										ref->start, &run_id);
+	LsmRunRef	copy = *ref;
+
+	if (!BlockNumberIsValid(start))
+		return false;
+	LsmWorkerReportActivity("relocating a run of", index);
+	for (uint32 rel = 0; rel < ref->npages; rel++)
+	{
+		Buffer		src = ReadBuffer(index, ref->start + rel);
+		Buffer		dst;
+		Page		page;
+
+		LockBuffer(src, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(src);
+		if (PageIsNew(page) || LsmPageGetOpaque(page)->page_id != LSM_PAGE_ID ||
+			LsmPageGetOpaque(page)->owner != ref->run_id)
+			LsmCheckPage(index, src, LSM_PK_RUN_DATA, ref->run_id);	/* raises */
+		dst = ReadBufferExtended(index, MAIN_FORKNUM, start + rel, RBM_ZERO_AND_LOCK, NULL);
+		memcpy(BufferGetPage(dst), page, BLCKSZ);
+		LsmPageGetOpaque(BufferGetPage(dst))->owner = run_id;
+		MarkBufferDirty(dst);
+		UnlockReleaseBuffer(dst);
+		UnlockReleaseBuffer(src);
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (RelationNeedsWAL(index))
+		log_newpage_range(index, MAIN_FORKNUM, start, start + ref->npages, true);
+	copy.run_id = run_id;
+	copy.start = start;
+	LsmPublishCompaction(index, ref, 1, &copy, 0, true);
+	return true;
+}
+
+/*
  * lsm_am.compact(): everything into one run (RocksDB's CompactRange).
- * Flushes first.  Takes the locks itself.
+ * Flushes first.  The run is written at the end of the index, above its
+ * inputs; then the index shrinks: the inputs are released (LsmShrink), the
+ * run is copied down into the space they leave and the tail truncated, so
+ * the file ends close to the live data.  Takes the locks itself.
  */
 void
 LsmCompactFull(Relation index)
@@ -691,14 +752,69 @@ LsmCompactFull(Relation index)
 		pages += meta->runs[i].npages;
 	level = LsmBuildLevel(index, pages);
 	if (meta->nruns == 1 && meta->runs[0].level != level)
-		LsmPublishCompaction(index, meta->runs, 1, NULL, level);
+		LsmPublishCompaction(index, meta->runs, 1, NULL, level, false);
 	else if (meta->nruns > 1 || (meta->nruns == 1 && meta->runs[0].level == 0))
 	{
+		bool		merged;
+
 		LsmWorkerReportActivity("compacting all runs of", index);
-		if (LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, NULL, NULL, NULL, &out))
-			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0);
+		LsmReserveAtEnd(true);
+		PG_TRY();
+		{
+			merged = LsmMergeRuns(index, meta->runs, meta->nruns, level, NULL, NULL,
+								  NULL, NULL, &out);
+		}
+		PG_FINALLY();
+		{
+			LsmReserveAtEnd(false);
+		}
+		PG_END_TRY();
+		if (merged)
+			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0, false);
 	}
+	LsmShrinkRelocating(index);
 	LsmCompactUnlock(index);
+	pfree(meta);
+}
+
+/*
+ * Shrink the index (LsmShrink), then, while the run that lies highest fits
+ * a free extent below it, copy it down (LsmRelocateRun) and shrink again:
+ * live data moves to the front and the file ends close to it.  Does
+ * nothing more if the first shrink could not lock the index (its retired
+ * runs may still be read: copying would gain nothing now).  REQUIRES:
+ * compaction lock.
+ */
+void
+LsmShrinkRelocating(Relation index)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	bool		locked = LsmShrink(index, NULL);
+
+	/*
+	 * A worker may hold the index for a moment after the compaction it was
+	 * doing when we started: retry for a while, as VACUUM does before it
+	 * truncates a heap (VACUUM_TRUNCATE_LOCK_TIMEOUT).
+	 */
+	for (int i = 0; i < LSM_SHRINK_LOCK_TRIES && !locked && !IsInParallelMode() &&
+		 !RecoveryInProgress(); i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		pg_usleep(LSM_SHRINK_LOCK_WAIT_US);
+		locked = LsmShrink(index, NULL);
+	}
+	for (int round = 0; round < LSM_MAX_RUNS && locked; round++)
+	{
+		int			top = -1;
+
+		LsmReadMeta(index, meta, NULL);
+		for (int i = 0; i < (int) meta->nruns; i++)
+			if (top < 0 || meta->runs[i].start > meta->runs[top].start)
+				top = i;
+		if (top < 0 || !LsmRelocateRun(index, &meta->runs[top]))
+			break;
+		locked = LsmShrink(index, NULL);
+	}
 	pfree(meta);
 }
 
@@ -761,7 +877,7 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 	if (!LsmMergeRuns(index, ref, 1, ref->level, NULL, dead, dead_state, removed, &out))
 		elog(ERROR, "lsm_am: rewriting run %u of index \"%s\" was interrupted",
 			 ref->run_id, RelationGetRelationName(index));
-	LsmPublishCompaction(index, ref, 1, &out, 0);
+	LsmPublishCompaction(index, ref, 1, &out, 0, false);
 	return out.nentries;
 }
 
@@ -770,6 +886,33 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
  * ------------------------------------------------------------------------ */
 
 static LsmStopCallback lsm_user_stop;
+
+/*
+ * A worker with nothing more to do gives a large free tail back, if nobody
+ * holds the index just then (LsmShrink takes its lock only if it is free:
+ * under a steady stream of inserts it rarely is, and VACUUM or compact()
+ * do it).  Large: an eighth of the file and at least 64 pages, so a standby
+ * query is not cancelled (the lock is replayed) for a few pages.
+ */
+static void
+LsmMaybeShrink(Relation index)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	BlockNumber file = RelationGetNumberOfBlocks(index);
+	BlockNumber tail;
+
+	LsmReadMeta(index, meta, NULL);
+	tail = file > meta->nblocks ? file - meta->nblocks : 0;
+	if (meta->nfree > 0 &&
+		meta->free[meta->nfree - 1].start + meta->free[meta->nfree - 1].npages == meta->nblocks)
+		tail += meta->free[meta->nfree - 1].npages;
+	if (tail >= 64 && tail >= file / 8)
+	{
+		LsmWorkerReportActivity("shrinking", index);
+		(void) LsmShrink(index, NULL);
+	}
+	pfree(meta);
+}
 
 /* Stop for the caller's reason, or because VACUUM waits for our locks. */
 static bool
@@ -833,6 +976,8 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 			break;
 	}
 	lsm_user_stop = NULL;
+	if (!stopped && LsmIsWorker())
+		LsmMaybeShrink(index);
 	LsmWorkerReportActivity(NULL, index);
 	if (!stopped)
 	{

@@ -81,6 +81,19 @@ typedef struct LsmScanMemtable
 	int			resumelen;
 } LsmScanMemtable;
 
+/*
+ * Scans of this backend that have read a manifest and not yet let it go
+ * (LsmScanStart .. the reset of their snapshot, also by an ERROR): LsmShrink
+ * may treat every retired run as unread only when there is none.
+ */
+static int	lsm_open_scans = 0;
+
+int
+LsmOpenScans(void)
+{
+	return lsm_open_scans;
+}
+
 typedef struct LsmScanOpaqueData
 {
 	LsmKeyDesc	desc;
@@ -99,6 +112,7 @@ typedef struct LsmScanOpaqueData
 	int			lastlen;
 	bool		havelast;
 	bool		skiplast;		/* after a turn: do not return lastkey again */
+	bool		counted;		/* counted in lsm_open_scans (LsmScanStart) */
 	Buffer		metapin;
 	LsmMerge   *merge;
 	int			nmt;			/* memtable sources (active + immutable) */
@@ -147,6 +161,11 @@ LsmScanFreeCore(void *arg)
 {
 	LsmScanOpaque so = (LsmScanOpaque) arg;
 
+	if (so->counted)
+	{
+		lsm_open_scans--;
+		so->counted = false;
+	}
 	lsm_merge_destroy(so->merge);
 	so->merge = NULL;
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
@@ -418,6 +437,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	cb->func = LsmScanFreeCore;
 	cb->arg = so;
 	MemoryContextRegisterResetCallback(so->snapctx, cb);
+	so->counted = true;
+	lsm_open_scans++;
 
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
 	{

@@ -272,6 +272,17 @@ lsmvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 		stats->num_index_tuples = total;
 		stats->estimated_count = false;
 	}
+	/*
+	 * Give the free tail back (if no scan or insert holds the index), moving
+	 * runs down first if no flush or compaction is running.
+	 */
+	if (!RecoveryInProgress() && LsmCompactLockConditional(index))
+	{
+		LsmShrinkRelocating(index);
+		LsmCompactUnlock(index);
+	}
+	else
+		(void) LsmShrink(index, NULL);
 	stats->num_pages = RelationGetNumberOfBlocks(index);
 	return stats;
 }

@@ -63,7 +63,8 @@ SELECT is((SELECT array_agg(n || ' ' || t ORDER BY i)
                 'pages_compacted bigint', 'slowdowns bigint', 'stops bigint',
                 'stall_ms double precision', 'backend_flushes bigint', 'wal_log_bytes bigint',
                 'wal_flush_bytes bigint', 'wal_compact_bytes bigint', 'free_pages bigint',
-                'accounted_pages bigint', 'pending boolean', 'leaked_pages bigint'],
+                'accounted_pages bigint', 'pending boolean', 'leaked_pages bigint',
+                'file_pages bigint', 'space_amplification double precision'],
           'maintenance_stats OUT columns, names and types');
 SELECT has_function('lsm_am', 'check_index', ARRAY['regclass']);
 SELECT function_returns('lsm_am', 'check_index', ARRAY['regclass'], 'record');
