@@ -417,7 +417,7 @@ extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallbac
 extern bool LsmWorkPending(Relation index);
 extern void LsmPushPending(Relation index);
 extern void LsmForgetPending(Relation index);
-extern void LsmMemtableOutOfMemory(Relation index) pg_attribute_noreturn();
+LSM_NORETURN extern void LsmMemtableOutOfMemory(Relation index);
 extern void LsmInsertInit(void);
 extern int	LsmCompactionPolicyOf(Relation index);
 extern int	LsmSizeRatioOf(Relation index);

@@ -544,7 +544,7 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (!so->started)
 	{
 		LsmScanStart(scan, backward);
-		pgstat_count_index_scan(scan->indexRelation);
+		LsmCountIndexSearch(scan);
 	}
 	else if (backward != so->backward)
 		ereport(ERROR,
@@ -583,7 +583,7 @@ lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!so->started)
 	{
 		LsmScanStart(scan, false);
-		pgstat_count_index_scan(scan->indexRelation);
+		LsmCountIndexSearch(scan);
 	}
 	while (LsmScanNext(scan, &tid, NULL, NULL))
 	{

@@ -10,16 +10,29 @@
 LSM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The PostgreSQL to build against and test with: PG_CONFIG names it (the
 # system's PostgreSQL 15 by default); every other path is derived from it.
+# lsm_use_pg_config PATH switches to another installation (tests/run_all.sh
+# --pg 18 does, with the build of tests/build_pg18.sh).
+lsm_use_pg_config() {
+	PG_CONFIG=$1
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs 2>/dev/null || echo "$PG_BINDIR/../lib/pgxs/src/makefiles/pgxs.mk")")
+	PGXS_DIR=$(cd "$PGXS_DIR/../.." 2>/dev/null && pwd || echo "$PGXS_DIR/../..")
+	PG_TAP_PERL=$PGXS_DIR/src/test/perl
+	PG_REGRESS=$PGXS_DIR/src/test/regress/pg_regress
+	PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	export PG_CONFIG
+}
 if [ -n "${PG_CONFIG:-}" ]; then
-	PG_BINDIR=${PG_BINDIR:-$("$PG_CONFIG" --bindir)}
+	lsm_use_pg_config "$PG_CONFIG"
+elif [ -n "${PG_BINDIR:-}" ]; then
+	lsm_use_pg_config "$PG_BINDIR/pg_config"
 else
-	PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-	PG_CONFIG=$PG_BINDIR/pg_config
+	lsm_use_pg_config /usr/lib/postgresql/15/bin/pg_config
 fi
-PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs 2>/dev/null || echo "$PG_BINDIR/../lib/pgxs/src/makefiles/pgxs.mk")")
-PGXS_DIR=$(cd "$PGXS_DIR/../.." 2>/dev/null && pwd || echo "$PGXS_DIR/../..")
-PG_TAP_PERL=$PGXS_DIR/src/test/perl
-PG_REGRESS=$PGXS_DIR/src/test/regress/pg_regress
+# The system's PostgreSQL 15 (the default) and where tests/build_pg18.sh
+# builds PostgreSQL 18.
+LSM_PG15_CONFIG_DEFAULT=/usr/lib/postgresql/15/bin/pg_config
+LSM_PG18_CACHE=${LSM_PG18_CACHE:-/var/cache/lsm_am}
 PG_USER=postgres
 
 # Debian packages the build and every test stage need.
@@ -69,10 +82,18 @@ ensure_packages() {
 	fi
 }
 
-# Build the extension and install it into the system PostgreSQL (as root).
+# Build the extension and install it into the PostgreSQL of PG_CONFIG (as
+# root).  Object files of a build against another PostgreSQL are cleaned
+# first (.pg_build_stamp records which one they belong to).
 build_and_install() {
-	lsm_log "building lsm_am"
+	local stamp=$LSM_REPO/.pg_build_stamp want
+	want="$PG_CONFIG $("$PG_CONFIG" --version)"
+	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+		make -s -C "$LSM_REPO" clean PG_CONFIG="$PG_CONFIG" >&2 || return 1
+	fi
+	lsm_log "building lsm_am against $("$PG_CONFIG" --version)"
 	make -s -C "$LSM_REPO" -j2 PG_CONFIG="$PG_CONFIG" >&2 || return 1
+	echo "$want" >"$stamp"
 	make -s -C "$LSM_REPO" install PG_CONFIG="$PG_CONFIG" >&2 || return 1
 }
 
