@@ -20,9 +20,12 @@ PREFIX=$CACHE/pg18
 APTDIR=$CACHE/apt
 SRCDIR=$CACHE/src
 # Later suites, nearest first; the first whose Sources carry the package wins.
-SUITES=(${LSM_PG18_SUITES:-trixie-backports forky sid})
+SUITES=(${LSM_PG18_SUITES:-trixie-backports forky sid trixie})
 CONTRIB=(pageinspect pgstattuple amcheck)
-CONFIGURE_FLAGS=(--enable-tap-tests --with-icu --with-lz4 --with-zstd
+# --libdir names "postgresql": Debian's 50-per-version-dirs.patch then leaves
+# pkglibdir alone (else it points at /usr/lib/postgresql/18/lib, outside
+# the prefix).
+CONFIGURE_FLAGS=(--libdir="$PREFIX/lib/postgresql" --enable-tap-tests --with-icu --with-lz4 --with-zstd
 	--with-readline --with-zlib --without-llvm)
 BUILD_DEPS=(dpkg-dev xz-utils bison flex pkg-config libicu-dev liblz4-dev
 	libzstd-dev libreadline-dev zlib1g-dev libipc-run-perl
@@ -38,6 +41,7 @@ flock 9
 
 good_build() {
 	[ -f "$STAMP" ] && [ -x "$PREFIX/bin/pg_config" ] &&
+		[ "$("$PREFIX/bin/pg_config" --pkglibdir)" = "$PREFIX/lib/postgresql" ] &&
 		grep -qxF "$WANT_STAMP" "$STAMP" &&
 		"$PREFIX/bin/pg_config" --version | grep -q '^PostgreSQL 18' &&
 		[ -f "$PREFIX/share/postgresql/extension/pgtap.control" -o \
@@ -99,13 +103,20 @@ read -r URI KEYRING < <(archive_uris | grep -v -e security -e updates | head -n 
 	lsm_die "no Debian archive URI found in the machine's apt configuration"
 lsm_log "archive from the machine's apt configuration: $URI"
 
+sources_list() { # sources_list SUITE...: the private list of deb-src lines
+	local s
+	for s in "$@"; do
+		if [ -n "$KEYRING" ]; then
+			echo "deb-src [signed-by=$KEYRING] $URI $s main"
+		else
+			echo "deb-src $URI $s main"
+		fi
+	done >"$APTDIR/sources.list"
+}
+
 SUITE=
 for s in "${SUITES[@]}"; do
-	if [ -n "$KEYRING" ]; then
-		echo "deb-src [signed-by=$KEYRING] $URI $s main" >"$APTDIR/sources.list"
-	else
-		echo "deb-src $URI $s main" >"$APTDIR/sources.list"
-	fi
+	sources_list "$s"
 	lsm_log "looking for postgresql-18 in $s"
 	apt-get "${APT_OPTS[@]}" update -qq >/dev/null 2>&1 || { lsm_log "apt-get update failed for $s"; continue; }
 	if apt-cache "${APT_OPTS[@]}" showsrc postgresql-18 2>/dev/null | grep -q '^Package: postgresql-18$'; then
@@ -116,49 +127,63 @@ done
 [ -n "$SUITE" ] || lsm_die "no suite among ${SUITES[*]} carries postgresql-18 (set LSM_PG18_SUITES)"
 lsm_log "suite $SUITE carries postgresql-18"
 
-fetch_source() { # fetch_source PACKAGE: download and unpack; print the directory
+# fetch_source PACKAGE: download and unpack the newest version that the
+# configured suites offer and the archive still holds; print the directory.
+fetch_source() {
 	local pkg=$1 ver dir
-	ver=$(apt-cache "${APT_OPTS[@]}" showsrc "$pkg" | awk '/^Version:/{print $2}' | sort -V | tail -n 1)
-	dir=$(ls -d "$SRCDIR/$pkg"-*/ 2>/dev/null | grep -F "$pkg-${ver%%-*}" | head -n 1 || true)
-	if [ -z "$dir" ]; then
-		(cd "$SRCDIR" && apt-get "${APT_OPTS[@]}" source -qq "$pkg=$ver" >&2) ||
-			lsm_die "apt-get source $pkg=$ver failed"
-		dir=$(ls -d "$SRCDIR/$pkg"-*/ | grep -F "$pkg-${ver%%-*}" | head -n 1)
-	fi
-	printf '%s\n' "${dir%/}"
+	for ver in $(apt-cache "${APT_OPTS[@]}" showsrc "$pkg" | awk '/^Version:/{print $2}' | sort -Vru); do
+		dir=$(ls -d "$SRCDIR/$pkg"-*/ 2>/dev/null | grep -F "$pkg-${ver%%-*}/" | head -n 1 || true)
+		if [ -z "$dir" ]; then
+			(cd "$SRCDIR" && apt-get "${APT_OPTS[@]}" source -qq "$pkg=$ver" >&2) ||
+				{ lsm_log "apt-get source $pkg=$ver failed; trying an older version"; continue; }
+			dir=$(ls -d "$SRCDIR/$pkg"-*/ | grep -F "$pkg-${ver%%-*}/" | head -n 1)
+		fi
+		printf '%s\n' "${dir%/}"
+		return 0
+	done
+	lsm_die "no version of $pkg could be fetched"
 }
 
-PGSRC=$(fetch_source postgresql-18)
-lsm_log "PostgreSQL source in $PGSRC"
-
 # ------------------------------------------------------------ PostgreSQL
-rm -rf "$PREFIX"
-BUILD=$CACHE/build-pg18
-rm -rf "$BUILD"
-mkdir -p "$BUILD"
-lsm_log "configuring PostgreSQL 18 into $PREFIX"
-(cd "$BUILD" && "$PGSRC/configure" --prefix="$PREFIX" "${CONFIGURE_FLAGS[@]}" \
-	>"$BUILD/configure.log" 2>&1) || { tail -n 30 "$BUILD/configure.log" >&2; lsm_die "configure failed"; }
-lsm_log "building PostgreSQL 18 (make -j2; several minutes)"
-make -C "$BUILD" -s -j2 >"$BUILD/make.log" 2>&1 || { tail -n 40 "$BUILD/make.log" >&2; lsm_die "make failed"; }
-make -C "$BUILD" -s install >>"$BUILD/make.log" 2>&1 || { tail -n 40 "$BUILD/make.log" >&2; lsm_die "make install failed"; }
-for c in "${CONTRIB[@]}"; do
-	make -C "$BUILD/contrib/$c" -s -j2 install >>"$BUILD/make.log" 2>&1 ||
-		{ tail -n 40 "$BUILD/make.log" >&2; lsm_die "contrib/$c failed"; }
-done
+PG_STAMP=$PREFIX/.lsm_am_pg_stamp
+if [ -f "$PG_STAMP" ] && grep -qxF "$WANT_STAMP" "$PG_STAMP" && [ -x "$PREFIX/bin/pg_config" ]; then
+	lsm_log "PostgreSQL 18 already built in $PREFIX"
+else
+	PGSRC=$(fetch_source postgresql-18)
+	lsm_log "PostgreSQL source in $PGSRC"
+	rm -rf "$PREFIX"
+	BUILD=$CACHE/build-pg18
+	rm -rf "$BUILD"
+	mkdir -p "$BUILD"
+	lsm_log "configuring PostgreSQL 18 into $PREFIX"
+	(cd "$BUILD" && "$PGSRC/configure" --prefix="$PREFIX" "${CONFIGURE_FLAGS[@]}" \
+		>"$BUILD/configure.log" 2>&1) || { tail -n 30 "$BUILD/configure.log" >&2; lsm_die "configure failed"; }
+	lsm_log "building PostgreSQL 18 (make -j2; several minutes)"
+	make -C "$BUILD" -s -j2 >"$BUILD/make.log" 2>&1 || { tail -n 40 "$BUILD/make.log" >&2; lsm_die "make failed"; }
+	make -C "$BUILD" -s install >>"$BUILD/make.log" 2>&1 || { tail -n 40 "$BUILD/make.log" >&2; lsm_die "make install failed"; }
+	for c in "${CONTRIB[@]}"; do
+		make -C "$BUILD/contrib/$c" -s -j2 install >>"$BUILD/make.log" 2>&1 ||
+			{ tail -n 40 "$BUILD/make.log" >&2; lsm_die "contrib/$c failed"; }
+	done
+	echo "$WANT_STAMP" >"$PG_STAMP"
+	rm -rf "$BUILD"
+fi
 
 # ------------------------------------------------------------ pgTAP
+# Any of the suites' pgtap builds against 18: the newest the archive holds.
+sources_list "${SUITES[@]}"
+apt-get "${APT_OPTS[@]}" update -qq >/dev/null 2>&1 || lsm_log "apt-get update failed for some of ${SUITES[*]}"
 TAPSRC=$(fetch_source pgtap)
 lsm_log "building pgTAP from $TAPSRC"
 rm -rf "$CACHE/build-pgtap"
 cp -a "$TAPSRC" "$CACHE/build-pgtap"
-make -C "$CACHE/build-pgtap" -s PG_CONFIG="$PREFIX/bin/pg_config" >"$BUILD/pgtap.log" 2>&1 &&
-	make -C "$CACHE/build-pgtap" -s install PG_CONFIG="$PREFIX/bin/pg_config" >>"$BUILD/pgtap.log" 2>&1 ||
-	{ tail -n 40 "$BUILD/pgtap.log" >&2; lsm_die "pgTAP build failed"; }
+make -C "$CACHE/build-pgtap" -s PG_CONFIG="$PREFIX/bin/pg_config" >"$CACHE/pgtap.log" 2>&1 &&
+	make -C "$CACHE/build-pgtap" -s install PG_CONFIG="$PREFIX/bin/pg_config" >>"$CACHE/pgtap.log" 2>&1 ||
+	{ tail -n 40 "$CACHE/pgtap.log" >&2; lsm_die "pgTAP build failed"; }
 
 chmod -R a+rX "$PREFIX"
 echo "$WANT_STAMP" >"$STAMP"
 good_build || lsm_die "PostgreSQL 18 build in $PREFIX is incomplete"
-rm -rf "$BUILD" "$CACHE/build-pgtap"
+rm -rf "$CACHE/build-pgtap"
 lsm_log "PostgreSQL 18 built: $("$PREFIX/bin/pg_config" --version) in $PREFIX"
 echo "$PREFIX/bin/pg_config"

@@ -29,10 +29,43 @@ elif [ -n "${PG_BINDIR:-}" ]; then
 else
 	lsm_use_pg_config /usr/lib/postgresql/15/bin/pg_config
 fi
-# The system's PostgreSQL 15 (the default) and where tests/build_pg18.sh
-# builds PostgreSQL 18.
-LSM_PG15_CONFIG_DEFAULT=/usr/lib/postgresql/15/bin/pg_config
+# The PostgreSQL 15 to test on and to pg_upgrade from: LSM_PG15_CONFIG, else
+# PG_CONFIG when it names a 15 (a relocated copy), else the system's.
+if [ -z "${LSM_PG15_CONFIG:-}" ]; then
+	if [ "$PG_MAJOR" = 15 ]; then
+		LSM_PG15_CONFIG=$PG_CONFIG
+	else
+		LSM_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	fi
+fi
+export LSM_PG15_CONFIG
+# Where tests/build_pg18.sh builds PostgreSQL 18 (LSM_PG18_CONFIG overrides).
 LSM_PG18_CACHE=${LSM_PG18_CACHE:-/var/cache/lsm_am}
+export LSM_PG18_CACHE
+
+# lsm_select_pg VERSION SKIP_SETUP: switch to PostgreSQL VERSION (15 or 18).
+# 18 is built by tests/build_pg18.sh unless already built (with SKIP_SETUP=1
+# an existing build is required).
+lsm_select_pg() {
+	local v=$1 skip=${2:-0} pgc start=$SECONDS
+	case $v in
+	15) lsm_use_pg_config "$LSM_PG15_CONFIG" ;;
+	18)
+		if [ -n "${LSM_PG18_CONFIG:-}" ]; then
+			lsm_use_pg_config "$LSM_PG18_CONFIG"
+		elif [ "$skip" = 1 ] && [ -x "$LSM_PG18_CACHE/pg18/bin/pg_config" ]; then
+			lsm_use_pg_config "$LSM_PG18_CACHE/pg18/bin/pg_config"
+		else
+			pgc=$(bash "$LSM_REPO/tests/build_pg18.sh" | tail -n 1) && [ -x "$pgc" ] ||
+				{ lsm_log "building PostgreSQL 18 failed (tests/build_pg18.sh)"; return 1; }
+			lsm_use_pg_config "$pgc"
+			lsm_log "PostgreSQL 18 ready in $((SECONDS - start))s"
+		fi
+		;;
+	*) lsm_log "unsupported PostgreSQL version '$v' (15 or 18)"; return 1 ;;
+	esac
+	[ "$PG_MAJOR" = "$v" ] || { lsm_log "$PG_CONFIG is PostgreSQL $PG_MAJOR, not $v"; return 1; }
+}
 PG_USER=postgres
 
 # Debian packages the build and every test stage need.

@@ -71,7 +71,7 @@ for v in "${VERSIONS[@]}"; do
 done
 if [ ${#VERSIONS[@]} -gt 1 ]; then
 	# One run of this script per version; the counts are summed.
-	total_pass=0 total_fail=0 lines=() rc_all=0
+	total_pass=0 total_fail=0 lines=()
 	for v in "${VERSIONS[@]}"; do
 		lsm_log "==================== PostgreSQL $v ===================="
 		t0=$SECONDS
@@ -100,25 +100,8 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 	exit
 fi
 if [ ${#VERSIONS[@]} -eq 1 ]; then
-	case ${VERSIONS[0]} in
-	15)
-		# PG_CONFIG when it names a 15 (a relocated copy), else the system's.
-		if [ "$PG_MAJOR" != 15 ]; then lsm_use_pg_config "$LSM_PG15_CONFIG_DEFAULT"; fi
-		;;
-	18)
-		if [ -n "${LSM_PG18_CONFIG:-}" ]; then
-			lsm_use_pg_config "$LSM_PG18_CONFIG"
-		elif [ "$SKIP_SETUP" = 1 ] && [ -x "$LSM_PG18_CACHE/pg18/bin/pg_config" ]; then
-			lsm_use_pg_config "$LSM_PG18_CACHE/pg18/bin/pg_config"
-		else
-			start=$SECONDS
-			pgc=$(bash "$LSM_REPO/tests/build_pg18.sh" | tail -n 1) && [ -x "$pgc" ] ||
-				{ echo "0 passed, 1 failed"; lsm_die "building PostgreSQL 18 failed (tests/build_pg18.sh)"; }
-			lsm_use_pg_config "$pgc"
-			lsm_log "PostgreSQL 18 ready in $((SECONDS - start))s"
-		fi
-		;;
-	esac
+	lsm_select_pg "${VERSIONS[0]}" "$SKIP_SETUP" ||
+		{ echo "0 passed, 1 failed"; lsm_die "PostgreSQL ${VERSIONS[0]} is not available"; }
 fi
 lsm_log "testing on $("$PG_CONFIG" --version) ($PG_CONFIG)"
 
@@ -155,7 +138,7 @@ wanted() {
 summary() {
 	local t
 	echo
-	echo "==================== lsm_am test summary ===================="
+	echo "==================== lsm_am test summary: PostgreSQL $PG_MAJOR ===================="
 	for t in "${TIMINGS[@]}"; do echo "  $t"; done
 	if [ ${#FAILED_NAMES[@]} -gt 0 ]; then
 		echo "  failed:"
@@ -352,6 +335,7 @@ run_tap() {
 		t0=$SECONDS
 		(cd "$SRC/tests" && as_pg PERL5LIB="$PG_TAP_PERL" PG_REGRESS="$PG_REGRESS" \
 			TESTDIR="$tdir" TESTDATADIR="$tdir/tmp_check" TESTLOGDIR="$tdir/tmp_check/log" \
+			LSM_UPGRADE_FROM="$(dirname "$("$LSM_PG15_CONFIG" --bindir)")" \
 			${LSM_DIFF_SEED:+LSM_DIFF_SEED="$LSM_DIFF_SEED"} \
 			timeout -k 10 "$TAP_TIMEOUT" prove --timer "t/$name.pl")
 		rc=$?
