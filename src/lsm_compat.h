@@ -98,6 +98,7 @@ LsmEnsureBlocks(Relation rel, BlockNumber upto)
 #if PG_VERSION_NUM >= 160000
 #define LsmWriteInitForkPage(rel, blkno, page) \
 	do { \
+		PageSetChecksumInplace((page), (blkno)); \
 		smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, (blkno), (page), true); \
 		log_newpage(&(RelationGetSmgr(rel))->smgr_rlocator.locator, INIT_FORKNUM, \
 					(blkno), (page), true); \

@@ -134,8 +134,18 @@ fetch_source() {
 	for ver in $(apt-cache "${APT_OPTS[@]}" showsrc "$pkg" | awk '/^Version:/{print $2}' | sort -Vru); do
 		dir=$(ls -d "$SRCDIR/$pkg"-*/ 2>/dev/null | grep -F "$pkg-${ver%%-*}/" | head -n 1 || true)
 		if [ -z "$dir" ]; then
-			(cd "$SRCDIR" && apt-get "${APT_OPTS[@]}" source -qq "$pkg=$ver" >&2) ||
-				{ lsm_log "apt-get source $pkg=$ver failed; trying an older version"; continue; }
+			if ! (cd "$SRCDIR" && apt-get "${APT_OPTS[@]}" source -qq "$pkg=$ver" >&2); then
+				# The archive may serve the upstream tarball of a version
+				# whose .dsc it no longer has: build from that alone.
+				orig=$(ls "$SRCDIR/${pkg}_${ver%%-*}".orig.tar.* 2>/dev/null | head -n 1 || true)
+				if [ -n "$orig" ] && tar -C "$SRCDIR" -xf "$orig" 2>/dev/null &&
+					[ -d "$SRCDIR/$pkg-${ver%%-*}" ]; then
+					lsm_log "apt-get source $pkg=$ver: no .dsc; using its upstream tarball $(basename "$orig")"
+				else
+					lsm_log "apt-get source $pkg=$ver failed; trying an older version"
+					continue
+				fi
+			fi
 			dir=$(ls -d "$SRCDIR/$pkg"-*/ | grep -F "$pkg-${ver%%-*}/" | head -n 1)
 		fi
 		printf '%s\n' "${dir%/}"
