@@ -55,6 +55,7 @@ lsm_log "benchmarking on $("$PG_CONFIG" --version) ($PG_CONFIG)"
 
 if [ "$SKIP_SETUP" = 0 ]; then
 	ensure_packages
+	lsm_use_pg_config "$PG_CONFIG" # installed now: the paths it reports
 	if ! command -v gnuplot >/dev/null; then
 		lsm_log "installing gnuplot-nox (plots)"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null ||

@@ -14,12 +14,20 @@ LSM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # --pg 18 does, with the build of tests/build_pg18.sh).
 lsm_use_pg_config() {
 	PG_CONFIG=$1
-	PG_BINDIR=$("$PG_CONFIG" --bindir)
-	PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs 2>/dev/null || echo "$PG_BINDIR/../lib/pgxs/src/makefiles/pgxs.mk")")
-	PGXS_DIR=$(cd "$PGXS_DIR/../.." 2>/dev/null && pwd || echo "$PGXS_DIR/../..")
+	if [ -x "$PG_CONFIG" ]; then
+		PG_BINDIR=$("$PG_CONFIG" --bindir)
+		PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")
+		PGXS_DIR=$(cd "$PGXS_DIR/../.." 2>/dev/null && pwd || echo "$PGXS_DIR/../..")
+		PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	else
+		# Not installed yet (a fresh machine before tests/setup.sh): Debian's
+		# layout, .../postgresql/NN/bin/pg_config.
+		PG_BINDIR=$(dirname "$PG_CONFIG")
+		PGXS_DIR=$PG_BINDIR/../lib/pgxs
+		PG_MAJOR=$(echo "$PG_CONFIG" | sed -nE 's|.*/postgresql/([0-9]+)/bin/pg_config$|\1|p')
+	fi
 	PG_TAP_PERL=$PGXS_DIR/src/test/perl
 	PG_REGRESS=$PGXS_DIR/src/test/regress/pg_regress
-	PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
 	export PG_CONFIG
 }
 if [ -n "${PG_CONFIG:-}" ]; then

@@ -76,7 +76,7 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 		lsm_log "==================== PostgreSQL $v ===================="
 		t0=$SECONDS
 		out=$(mktemp)
-		bash "$0" --pg "$v" "${CHILD_ARGS[@]}" 2>&1 | tee "$out"
+		bash "$LSM_REPO/tests/run_all.sh" --pg "$v" "${CHILD_ARGS[@]}" 2>&1 | tee "$out"
 		rc=${PIPESTATUS[0]}
 		last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
 		rm -f "$out"
@@ -175,6 +175,7 @@ if [ "$SKIP_SETUP" = 0 ]; then
 		exit 1
 	fi
 	TIMINGS+=("setup    $((SECONDS - start))s")
+	lsm_use_pg_config "$PG_CONFIG" # installed now: the paths it reports
 fi
 
 SCRATCH=$(make_scratch_dir run) || lsm_die "cannot make a scratch directory"
