@@ -126,8 +126,8 @@ SELECT count(*) FROM basic_lsm WHERE k BETWEEN 10 AND 20;
 SELECT id FROM basic_lsm WHERE k >= 0 EXCEPT ALL SELECT id FROM basic_bt WHERE k >= 0;
 SELECT id FROM basic_bt WHERE k >= 0 EXCEPT ALL SELECT id FROM basic_lsm WHERE k >= 0;
 
--- a cursor: a backward start works; turning around is handled by the
--- executor (Materialize), because amcanbackward is false
+-- a scrollable cursor: the index scan itself turns around (amcanbackward),
+-- no Materialize node (sql/lsm_cursors.sql compares with btree)
 EXPLAIN (COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT k FROM basic_lsm WHERE k BETWEEN 0 AND 3 ORDER BY k;
 BEGIN;
 DECLARE c SCROLL CURSOR FOR SELECT k FROM basic_lsm WHERE k BETWEEN 0 AND 3 ORDER BY k;

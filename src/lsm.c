@@ -174,7 +174,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = true;
 	amroutine->amcanorderbyop = false;
-	amroutine->amcanbackward = false;	/* may start backward, never turns */
+	amroutine->amcanbackward = true;	/* turns by a new snapshot (lsmscan.c) */
 	amroutine->amcanunique = false;
 	amroutine->amcanmulticol = true;
 	amroutine->amoptionalkey = true;

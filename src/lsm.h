@@ -45,7 +45,9 @@ typedef struct LsmPageOpaqueData
 	uint16		version;		/* LSM_FORMAT_VERSION */
 	uint32		owner;			/* run pages: run id; log pages: log epoch */
 	BlockNumber next;			/* log pages: next page of the chain */
-	uint16		unused;
+	uint16		checksum;		/* log pages: LsmLogPageChecksum of the
+								 * content (0: none, written before 0.3);
+								 * other pages: 0 */
 	uint16		page_id;		/* LSM_PAGE_ID, for tools like pg_filedump */
 } LsmPageOpaqueData;
 
@@ -138,7 +140,9 @@ StaticAssertDecl(sizeof(LsmMetaPageData) <= LSM_CONTENT_CAP,
 
 /*
  * Log pages: content is a sequence of entries, each a uint16 length (native
- * byte order) followed by that many key bytes; pd_lower marks the end.
+ * byte order) followed by that many key bytes; pd_lower marks the end.  The
+ * special space's checksum covers the content, so a damaged entry is found
+ * when the memtable is rebuilt, even without data checksums.
  */
 #define LSM_LOG_ENTRY_HDR		sizeof(uint16)
 
@@ -179,7 +183,24 @@ typedef struct LsmImmutable
 	uint32		epoch;			/* its log chain */
 	BlockNumber head;
 	uint32		pages;
+	uint64		id;				/* memtable identity (see LsmSlot.mt_id) */
+	int			scans;			/* streaming scans reading it */
 } LsmImmutable;
+
+/*
+ * A memtable the slot let go (flushed, or dropped by a reset) while streaming
+ * scans still read it: kept, chunks and all, until the last of them ends.
+ */
+typedef struct LsmHeldMemtable
+{
+	LsmMemtable mt;
+	uint64		id;
+	int			scans;
+} LsmHeldMemtable;
+
+/* Memtables scans may pin at once per slot (live or held): beyond it, a
+ * scan copies its whole range at its start instead. */
+#define LSM_MAX_HELD			8
 
 /*
  * One shared-memory slot caches one index's memtable.  The memtable is a
@@ -207,6 +228,19 @@ typedef struct LsmSlot
 	uint16		log_tail_off;	/* pd_lower of log_tail already consumed */
 	uint32		log_pages;		/* pages in the current log chain */
 	LsmMemtable mt;				/* the active memtable */
+
+	/*
+	 * Streaming scans (lsmscan.c) name a memtable by an id that is never
+	 * reused in the slot, and pin it: a pinned memtable is not freed when it
+	 * is flushed or dropped but kept in held[] until its last scan ends, and
+	 * a slot with pins is never evicted.  Under the slot lock (exclusive to
+	 * change a count).
+	 */
+	uint64		mt_id;			/* id of the active memtable */
+	int			mt_scans;		/* scans reading the active memtable */
+	uint64		next_mt_id;
+	int			nheld;
+	LsmHeldMemtable held[LSM_MAX_HELD];
 
 	/* immutable memtables waiting for a flush, oldest first (as imm[] of
 	 * the metapage, which the slot mirrors) */
@@ -295,6 +329,12 @@ extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt
 extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 							   bool may_evict);
 extern void LsmMemtableFree(LsmMemtable *mt);
+extern void LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans);
+extern uint64 LsmNextMemtableId(LsmSlot *slot);
+extern const LsmMemtable *LsmSlotFindMemtable(const LsmSlot *slot, uint64 id);
+extern bool LsmScanPin(LsmSlot *slot, uint64 id);
+extern void LsmScanUnpin(int slotno, uint32 generation, uint64 id);
+extern bool LsmSlotScanPinned(const LsmSlot *slot);
 extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
 
 /* ------------------------------------------------------------------------
@@ -307,6 +347,14 @@ typedef bool (*LsmStopCallback) (Relation index);
 extern void LsmInitPage(Page page, uint16 kind, uint32 owner);
 extern void LsmInitMetaPage(Page page, uint64 fingerprint);
 extern void LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner);
+/*
+ * Every corruption ERROR has one shape: ERRCODE_INDEX_CORRUPTED, "index ... is
+ * corrupted at block N" (or "in its memtable" for blkno = InvalidBlockNumber,
+ * used only where no page is involved), what is wrong as the detail, and a
+ * hint to REINDEX.
+ */
+LSM_NORETURN extern void LsmReportCorruption(Relation index, BlockNumber blkno, const char *fmt,...)
+			pg_attribute_printf(3, 4);
 extern void LsmReadMeta(Relation index, LsmMetaPageData *meta_out,
 						LsmRunRef **runs_out);
 extern Buffer LsmLockMeta(Relation index);
@@ -320,7 +368,9 @@ extern void LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents,
 						 int *logged);
 extern int	LsmCollectChain(Relation index, uint32 epoch, BlockNumber head,
 							BlockNumber **out);
-extern void LsmReportStatus(Relation index, LsmStatus st, const char *what);
+extern uint16 LsmLogPageChecksum(Page page);
+extern void LsmReportStatus(Relation index, LsmStatus st, BlockNumber blkno,
+							const char *what);
 
 /* page allocation (all of it inside metapage records) */
 extern uint64 LsmRetireStamp(void);
@@ -462,7 +512,8 @@ extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
 						 uint16 level, LsmStopCallback stop, LsmDeadCallback dead,
 						 void *dead_state, double *removed, LsmRunRef *out);
-extern void LsmCheckStatus(Relation index, LsmStatus st, const char *what);
+extern void LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno,
+						   const char *what);
 extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 						   uint8 *dst);
 extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,

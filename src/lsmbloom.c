@@ -70,7 +70,7 @@ LsmBloomBegin(LsmRunWriter *w, Relation index, uint64 expected_keys)
 	w->have_last = false;
 	st = lsm_bloom_builder_create(Max(expected_keys, 1), w->bloom_bits, &w->bloom);
 	if (st != LSM_OK)
-		LsmReportStatus(index, st, "starting a bloom filter");
+		LsmReportStatus(index, st, InvalidBlockNumber, "starting a bloom filter");
 }
 
 void
@@ -80,11 +80,9 @@ LsmBloomAddKey(LsmRunWriter *w, const uint8 *key, int len)
 	uint64		h = LsmBloomHashPrefix(w->desc, key, len, w->bloom_cols, &ok);
 
 	if (!ok)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a malformed entry",
-						RelationGetRelationName(w->index)),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(w->index, InvalidBlockNumber,
+							"A malformed entry %s reached the writer of a new run.",
+							LsmKeyToHex(key, Min(len, 64)));
 	/* sorted input: equal prefixes are adjacent, add each once */
 	if (w->have_last && h == w->last_hash)
 		return;
@@ -113,7 +111,7 @@ LsmBloomFinish(LsmRunWriter *w, LsmRunRef *ref, uint32 first_rel)
 		LsmStatus	st = lsm_bloom_builder_page(w->bloom, i, content, LSM_CONTENT_CAP, &len);
 
 		if (st != LSM_OK)
-			LsmReportStatus(w->index, st, "writing a bloom filter");
+			LsmReportStatus(w->index, st, InvalidBlockNumber, "writing a bloom filter");
 		LsmRunWriterPutPage(w, first_rel + i, LSM_PK_RUN_BLOOM, content, len);
 	}
 	pfree(content);
@@ -216,16 +214,23 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 
 	e->valid = false;
 	e->ref = *ref;
+	/* once per run and backend: the manifest must not point past the file */
+	{
+		BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+		if (ref->start >= nblocks || ref->npages > nblocks - ref->start)
+			LsmReportCorruption(index, ref->start,
+								"Run %u occupies blocks %u to %u, the file has %u blocks.",
+								ref->run_id, ref->start, ref->start + ref->npages - 1, nblocks);
+	}
 	e->header = LsmRunCacheReadPage(index, ref, 0, LSM_PK_RUN_HEADER, &e->header_len);
-	LsmCheckStatus(index, lsm_runheader_parse(e->header, e->header_len, &hdr),
+	LsmCheckStatus(index, lsm_runheader_parse(e->header, e->header_len, &hdr), ref->start,
 				   "reading a run header");
 	e->hdr = hdr;
 	if (hdr.npages > ref->npages || hdr.ndata_pages + 1 > hdr.npages)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": run %u header does not match the manifest",
-						RelationGetRelationName(index), ref->run_id),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, ref->start,
+							"The header of run %u counts %u pages with %u data pages, the manifest %u pages.",
+							ref->run_id, hdr.npages, hdr.ndata_pages, ref->npages);
 	e->fence_first = hdr.ndata_pages + 1;
 	e->nfence = hdr.npages - e->fence_first;
 	e->fence = MemoryContextAllocZero(lsm_run_cache_cxt,
@@ -251,11 +256,9 @@ LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel, int *len)
 	uint32		i;
 
 	if (rel < e->fence_first || rel - e->fence_first >= e->nfence)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": run %u has a broken fence tree",
-						RelationGetRelationName(index), e->ref.run_id),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, e->ref.start,
+							"The fence tree of run %u points at its page %u, fence pages are %u to %u.",
+							e->ref.run_id, rel, e->fence_first, e->fence_first + e->nfence - 1);
 	i = rel - e->fence_first;
 	if (e->fence[i] == NULL)
 		e->fence[i] = LsmRunCacheReadPage(index, &e->ref, rel, LSM_PK_RUN_FENCE,
@@ -294,11 +297,9 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
 			 info.first_block + info.nblocks > e->ref.bloom_nblocks))
 			st = LSM_CORRUPT;
 		if (st != LSM_OK)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\": run %u has a corrupted bloom filter page",
-							RelationGetRelationName(index), e->ref.run_id),
-					 errhint("REINDEX the index.")));
+			LsmReportCorruption(index, e->ref.start + e->ref.bloom_start + pg,
+								"Bloom filter page %u of run %u failed validation.",
+								pg, e->ref.run_id);
 		e->bloom_k[pg] = info.k;
 		e->bloom_blocks[pg] = info.blocks;
 	}

@@ -109,12 +109,16 @@ lsmcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	/*
 	 * Each run costs a descent (header, fence levels: a few comparisons per
 	 * level, like btree's) and the memtable one more; charged as CPU, since
-	 * the upper pages of runs stay cached like btree's upper levels.
+	 * the upper pages of runs stay cached like btree's upper levels.  Like
+	 * btree's descent cost it is per scan: the planner multiplies the result
+	 * by the loop count of a parameterized path itself (genericcostestimate
+	 * used loop_count only to amortize page fetches across loops), and a
+	 * scan with = ANY makes one descent per array element.
 	 */
 	descent = (searched + 1) * (ceil(log2(Max(path->indexinfo->tuples, 2.0))) + 50.0) *
 		cpu_operator_cost;
 	costs.indexStartupCost += descent;
-	costs.indexTotalCost += descent * Max(loop_count, 1.0);
+	costs.indexTotalCost += descent * Max(costs.num_sa_scans, 1.0);
 
 	*indexStartupCost = costs.indexStartupCost;
 	*indexTotalCost = costs.indexTotalCost;

@@ -154,14 +154,18 @@ lsm_compact(PG_FUNCTION_ARGS)
 }
 
 /* A key as text: "(v1, v2)" from the output functions of decodable columns,
- * the hex of the whole entry otherwise. */
+ * the hex of the whole entry otherwise.  blkno: the page it was read from. */
 static text *
-LsmKeyToText(const LsmKeyDesc *desc, const uint8 *key, int len)
+LsmKeyToText(Relation index, BlockNumber blkno, const uint8 *key, int len)
 {
+	const LsmKeyDesc *desc = &LsmGetRelCache(index)->desc;
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 	StringInfoData buf;
 
+	if (!LsmSplitEntry(desc, key, len, NULL, NULL, NULL))
+		LsmReportCorruption(index, blkno, "The key %s is not a well-formed entry of this index.",
+							LsmKeyToHex(key, Min(len, 64)));
 	for (int i = 0; i < desc->ncols; i++)
 		if (!desc->cols[i].invertible)
 			return cstring_to_text(psprintf("\\x%s", LsmKeyToHex(key, len)));
@@ -198,13 +202,11 @@ lsm_index_info(PG_FUNCTION_ARGS)
 	Relation	index;
 	LsmMetaPageData meta;
 	LsmRunRef  *runs;
-	LsmRelCache *cache;
 	uint8	   *content = palloc(BLCKSZ);
 
 	LsmCheckPreloaded();
 	InitMaterializedSRF(fcinfo, 0);
 	index = LsmOpenIndex(relid, AccessShareLock, false);
-	cache = LsmGetRelCache(index);
 	/* retired runs' pages are not reused while our snapshot exists */
 	LsmReadMeta(index, &meta, &runs);
 	for (int i = 0; i < (int) meta.nruns; i++)
@@ -221,14 +223,17 @@ lsm_index_info(PG_FUNCTION_ARGS)
 		len = LsmPageContentLen(BufferGetPage(buf));
 		memcpy(content, LsmPageContent(BufferGetPage(buf)), len);
 		UnlockReleaseBuffer(buf);
-		LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), "reading a run header");
+		LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), runs[i].start,
+					   "reading a run header");
 
 		values[0] = Int32GetDatum(runs[i].level);
 		values[1] = Int64GetDatum(runs[i].run_id);
 		values[2] = Int64GetDatum(runs[i].nentries);
 		values[3] = Int64GetDatum(runs[i].npages);
-		values[4] = PointerGetDatum(LsmKeyToText(&cache->desc, hdr.min_key, (int) hdr.min_key_len));
-		values[5] = PointerGetDatum(LsmKeyToText(&cache->desc, hdr.max_key, (int) hdr.max_key_len));
+		values[4] = PointerGetDatum(LsmKeyToText(index, runs[i].start,
+												 hdr.min_key, (int) hdr.min_key_len));
+		values[5] = PointerGetDatum(LsmKeyToText(index, runs[i].start,
+												 hdr.max_key, (int) hdr.max_key_len));
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	relation_close(index, AccessShareLock);
@@ -444,11 +449,12 @@ lsm_check_index(PG_FUNCTION_ARGS)
 	relation_close(index, RowExclusiveLock);
 
 	if (twice > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has %lld pages owned twice or beyond its end, first at block %u",
-						get_rel_name(relid), (long long) twice, first_twice),
-				 errhint("REINDEX the index.")));
+	{
+		index = relation_open(relid, AccessShareLock);
+		LsmReportCorruption(index, first_twice,
+							"%lld pages are owned twice or lie beyond the end of the file, the first at this block.",
+							(long long) twice);
+	}
 	values[0] = Int64GetDatum(file_blocks);
 	values[1] = Int64GetDatum(cnt[1]);
 	values[2] = Int64GetDatum(cnt[2]);

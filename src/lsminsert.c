@@ -199,7 +199,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			{
 				/* cannot happen after the reservation; rebuild from the log */
 				LsmSlotRelease(index, slot);
-				LsmReportStatus(index, st, "inserting into the memtable");
+				LsmReportStatus(index, st, InvalidBlockNumber, "inserting into the memtable");
 			}
 		}
 		if (i > first)

@@ -126,8 +126,12 @@ LsmSwitchMemtable(Relation index, LsmSlot *slot)
 	slot->imm[slot->nimm].epoch = slot->log_epoch;
 	slot->imm[slot->nimm].head = slot->log_head;
 	slot->imm[slot->nimm].pages = slot->log_pages;
+	slot->imm[slot->nimm].id = slot->mt_id;
+	slot->imm[slot->nimm].scans = slot->mt_scans;
 	slot->nimm++;
 	lsm_memtable_init(&slot->mt);
+	slot->mt_id = LsmNextMemtableId(slot);
+	slot->mt_scans = 0;
 	slot->log_epoch = epoch;
 	slot->log_head = InvalidBlockNumber;
 	slot->log_tail = InvalidBlockNumber;
@@ -306,7 +310,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 
 	if (slot->nimm > 0 && slot->imm[0].epoch == im.epoch)
 	{
-		LsmMemtableFree(&slot->imm[0].mt);
+		LsmMemtableRetire(slot, &slot->imm[0].mt, slot->imm[0].id, slot->imm[0].scans);
 		memmove(&slot->imm[0], &slot->imm[1], sizeof(LsmImmutable) * (slot->nimm - 1));
 		slot->nimm--;
 	}
@@ -507,7 +511,7 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
 	pr = LsmPickRuns(index, meta);
 	st = lsm_pick_compaction(pr, meta->nruns, &opt, pick);
 	if (st != LSM_OK)
-		LsmReportStatus(index, st, "choosing a compaction");
+		LsmReportStatus(index, st, InvalidBlockNumber, "choosing a compaction");
 	return pick->kind != LSM_PICK_NONE;
 }
 

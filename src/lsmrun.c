@@ -16,12 +16,15 @@
 
 #include "lsm.h"
 
-/* ERROR for a failed core status; LSM_OK and positive statuses pass. */
+/*
+ * ERROR for a failed core status; LSM_OK and positive statuses pass.  blkno:
+ * the page the core was decoding (InvalidBlockNumber if none).
+ */
 void
-LsmCheckStatus(Relation index, LsmStatus st, const char *what)
+LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno, const char *what)
 {
 	if ((int) st < 0)
-		LsmReportStatus(index, st, what);
+		LsmReportStatus(index, st, blkno, what);
 }
 
 /* Copy the content area of a run page into dst; returns its length. */
@@ -34,11 +37,9 @@ LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 	int			len;
 
 	if (rel >= ref->npages)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": run %u has no page %u",
-						RelationGetRelationName(index), ref->run_id, rel),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, ref->start,
+							"Run %u of %u pages is asked for its page %u.",
+							ref->run_id, ref->npages, rel);
 	buf = ReadBuffer(index, ref->start + rel);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	LsmCheckPage(index, buf, kind, ref->run_id);
@@ -102,16 +103,16 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 	uint32		child;
 	int			is_data;
 	bool		is_header = true;
+	uint32		fence_rel = 0;	/* the page content came from */
 	int			depth = 0;
 
 	c->ndata = hdr.ndata_pages;
 	if (hdr.ndata_pages == 0 ||
 		hdr.npages != (c->ref.bloom_nblocks > 0 ? c->ref.bloom_start : c->ref.npages))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": run %u header does not match the manifest",
-						RelationGetRelationName(index), c->ref.run_id),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, c->ref.start,
+							"The header of run %u counts %u pages with %u data pages, the manifest %u pages before its filter.",
+							c->ref.run_id, hdr.npages, hdr.ndata_pages,
+							c->ref.bloom_nblocks > 0 ? c->ref.bloom_start : c->ref.npages);
 
 	/* skip by key range */
 	if (range->lo && LsmKeyCmp(hdr.max_key, hdr.max_key_len, range->lo, range->lolen) < 0)
@@ -151,24 +152,21 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 		LsmCheckStatus(index,
 					   lsm_fence_find(content, len, is_header, mode, target, tlen,
 									  &child, &is_data),
-					   "searching a fence page");
+					   c->ref.start + fence_rel, "searching a fence page");
 		if (is_data)
 			break;
 		if (++depth > 32)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\": run %u has a cyclic fence tree",
-							RelationGetRelationName(index), c->ref.run_id),
-					 errhint("REINDEX the index.")));
+			LsmReportCorruption(index, c->ref.start + child,
+								"The fence tree of run %u is deeper than 32 levels (a cycle).",
+								c->ref.run_id);
 		content = LsmRunCacheFence(index, e, child, &len);
+		fence_rel = child;
 		is_header = false;
 	}
 	if (child < 1 || child > c->ndata)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\": run %u points at data page %u of %u",
-						RelationGetRelationName(index), c->ref.run_id, child, c->ndata),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, c->ref.start + fence_rel,
+							"A fence of run %u points at data page %u of %u.",
+							c->ref.run_id, child, c->ndata);
 	c->cur = child;
 	return true;
 }
@@ -222,10 +220,10 @@ LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 					   lsm_batch_add_datapage_range(batch, content, len,
 													range->lo, range->lolen,
 													range->hi, range->hilen),
-					   "reading a data page");
+					   c->ref.start + c->cur, "reading a data page");
 	else
 		LsmCheckStatus(index, lsm_batch_add_datapage(batch, content, len),
-					   "reading a data page");
+					   c->ref.start + c->cur, "reading a data page");
 	c->data_pages++;
 	if (c->bloom_check && !c->matched)
 	{
@@ -269,7 +267,8 @@ LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 	int			len;
 
 	len = LsmReadRunPage(index, ref, 0, LSM_PK_RUN_HEADER, content);
-	LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), "reading a run header");
+	LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), ref->start,
+				   "reading a run header");
 	*min = palloc(hdr.min_key_len + 1);
 	memcpy(*min, hdr.min_key, hdr.min_key_len);
 	*minlen = hdr.min_key_len;
@@ -311,7 +310,7 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 	memset(out, 0, sizeof(*out));
 
 	LsmCheckStatus(index, lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m),
-				   "starting a merge");
+				   InvalidBlockNumber, "starting a merge");
 	PG_TRY();
 	{
 		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT,
@@ -331,7 +330,7 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 				LsmFeedRun(index, m, need, &cursors[need], false, &range);
 				continue;
 			}
-			LsmCheckStatus(index, st, "merging runs");
+			LsmCheckStatus(index, st, InvalidBlockNumber, "merging runs");
 			if (dead)
 			{
 				ItemPointerData tid;

@@ -127,11 +127,182 @@ LsmMemtableFree(LsmMemtable *mt)
 	lsm_memtable_init(mt);
 }
 
+/* A new memtable identity of the slot (never reused in it). */
+uint64
+LsmNextMemtableId(LsmSlot *slot)
+{
+	return ++slot->next_mt_id;
+}
+
+/*
+ * A memtable leaves the slot (flushed, or dropped by a reset): free it, or,
+ * if streaming scans still read it, keep it in held[] for them.  mt is left
+ * empty either way.  REQUIRES: slot lock exclusive.
+ */
+void
+LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans)
+{
+	if (scans > 0)
+	{
+		LsmHeldMemtable *h;
+
+		/* LsmScanPin admits no more pinned memtables than held[] holds */
+		if (slot->nheld >= LSM_MAX_HELD)
+			elog(ERROR, "lsm_am: more memtables pinned by scans than can be held");
+		h = &slot->held[slot->nheld++];
+		h->mt = *mt;
+		h->id = id;
+		h->scans = scans;
+		lsm_memtable_init(mt);
+		return;
+	}
+	LsmMemtableFree(mt);
+}
+
+/* The memtable of the slot with this id (active, immutable or held), or NULL. */
+const LsmMemtable *
+LsmSlotFindMemtable(const LsmSlot *slot, uint64 id)
+{
+	if (slot->mt_id == id)
+		return &slot->mt;
+	for (int i = 0; i < slot->nimm; i++)
+		if (slot->imm[i].id == id)
+			return &slot->imm[i].mt;
+	for (int i = 0; i < slot->nheld; i++)
+		if (slot->held[i].id == id)
+			return &slot->held[i].mt;
+	return NULL;
+}
+
+/* The scan count of memtable id in the slot, or NULL. */
+static int *
+LsmSlotScanCount(LsmSlot *slot, uint64 id)
+{
+	if (slot->mt_id == id)
+		return &slot->mt_scans;
+	for (int i = 0; i < slot->nimm; i++)
+		if (slot->imm[i].id == id)
+			return &slot->imm[i].scans;
+	for (int i = 0; i < slot->nheld; i++)
+		if (slot->held[i].id == id)
+			return &slot->held[i].scans;
+	return NULL;
+}
+
+/* Does any scan pin a memtable of the slot (so it must not be evicted)? */
+bool
+LsmSlotScanPinned(const LsmSlot *slot)
+{
+	if (slot->mt_scans > 0 || slot->nheld > 0)
+		return true;
+	for (int i = 0; i < slot->nimm; i++)
+		if (slot->imm[i].scans > 0)
+			return true;
+	return false;
+}
+
+/*
+ * This backend's pins, released at process exit if a scan did not get to
+ * (an error path frees the scan's memory, which unpins; this is the net).
+ */
+typedef struct LsmLocalPin
+{
+	int			slotno;
+	uint32		generation;
+	uint64		id;
+} LsmLocalPin;
+
+#define LSM_MAX_LOCAL_PINS 64
+static LsmLocalPin lsm_local_pins[LSM_MAX_LOCAL_PINS];
+static int	lsm_nlocal_pins = 0;
+static bool lsm_pin_exit_registered = false;
+
+static void
+LsmUnpinAllAtExit(int code, Datum arg)
+{
+	while (lsm_nlocal_pins > 0)
+	{
+		LsmLocalPin p = lsm_local_pins[lsm_nlocal_pins - 1];
+
+		LsmScanUnpin(p.slotno, p.generation, p.id);
+	}
+}
+
+/*
+ * Pin memtable id of the slot for a streaming scan.  Returns false (pinning
+ * nothing) if the slot already has as many pinned memtables as held[] can
+ * keep, or this backend as many pins as it tracks: the scan then copies its
+ * range at once.  REQUIRES: slot lock exclusive, the memtable in the slot.
+ */
+bool
+LsmScanPin(LsmSlot *slot, uint64 id)
+{
+	int		   *count = LsmSlotScanCount(slot, id);
+	int			pinned = slot->nheld + (slot->mt_scans > 0);
+
+	Assert(count != NULL);
+	if (count == NULL || lsm_nlocal_pins >= LSM_MAX_LOCAL_PINS)
+		return false;
+	for (int i = 0; i < slot->nimm; i++)
+		pinned += slot->imm[i].scans > 0;
+	if (*count == 0 && pinned >= LSM_MAX_HELD)
+		return false;
+	if (!lsm_pin_exit_registered)
+	{
+		before_shmem_exit(LsmUnpinAllAtExit, (Datum) 0);
+		lsm_pin_exit_registered = true;
+	}
+	(*count)++;
+	lsm_local_pins[lsm_nlocal_pins].slotno = slot - lsm_shared->slots;
+	lsm_local_pins[lsm_nlocal_pins].generation = slot->generation;
+	lsm_local_pins[lsm_nlocal_pins].id = id;
+	lsm_nlocal_pins++;
+	return true;
+}
+
+/* Release a pin of LsmScanPin; the last scan of a held memtable frees it. */
+void
+LsmScanUnpin(int slotno, uint32 generation, uint64 id)
+{
+	LsmSlot    *slot = &lsm_shared->slots[slotno];
+
+	for (int i = lsm_nlocal_pins - 1; i >= 0; i--)
+	{
+		if (lsm_local_pins[i].slotno == slotno && lsm_local_pins[i].id == id &&
+			lsm_local_pins[i].generation == generation)
+		{
+			lsm_local_pins[i] = lsm_local_pins[--lsm_nlocal_pins];
+			break;
+		}
+	}
+	LWLockAcquire(LsmSlotLock(slotno), LW_EXCLUSIVE);
+	/* a pinned slot keeps its identity (it is never evicted) */
+	if (slot->generation == generation)
+	{
+		int		   *count = LsmSlotScanCount(slot, id);
+
+		if (count != NULL && *count > 0)
+			(*count)--;
+		for (int i = 0; i < slot->nheld; i++)
+		{
+			if (slot->held[i].id == id && slot->held[i].scans == 0)
+			{
+				LsmMemtableFree(&slot->held[i].mt);
+				slot->held[i] = slot->held[--slot->nheld];
+				break;
+			}
+		}
+	}
+	LWLockRelease(LsmSlotLock(slotno));
+}
+
 /* Forget the active memtable. */
 static void
 LsmSlotResetActive(LsmSlot *slot)
 {
-	LsmMemtableFree(&slot->mt);
+	LsmMemtableRetire(slot, &slot->mt, slot->mt_id, slot->mt_scans);
+	slot->mt_id = LsmNextMemtableId(slot);
+	slot->mt_scans = 0;
 	slot->loaded = false;
 	slot->log_epoch = 0;
 	slot->log_head = InvalidBlockNumber;
@@ -151,7 +322,8 @@ LsmSlotReset(LsmSlot *slot)
 	if (slot->pins == 0)
 	{
 		for (int i = 0; i < slot->nimm; i++)
-			LsmMemtableFree(&slot->imm[i].mt);
+			LsmMemtableRetire(slot, &slot->imm[i].mt, slot->imm[i].id,
+							  slot->imm[i].scans);
 		slot->nimm = 0;
 	}
 	slot->in_recovery = false;
@@ -245,7 +417,7 @@ LsmSlotAssign(Relation index, uint32 *generation)
 				break;
 			s = &lsm_shared->slots[victim];
 			if (LWLockConditionalAcquire(LsmSlotLock(victim), LW_EXCLUSIVE) &&
-				s->pins > 0)
+				(s->pins > 0 || LsmSlotScanPinned(s)))
 				LWLockRelease(LsmSlotLock(victim));
 			else if (s->pins == 0 && LWLockHeldByMe(LsmSlotLock(victim)))
 			{
@@ -332,12 +504,17 @@ LsmSlotCatchUp(Relation index, LsmSlot *slot, LsmRelCache *cache)
 /*
  * Replay log chain epoch into mt from (*blk, *off) to its end, advancing
  * *blk, *off and *pages.  Returns false if a page is not of the chain (a
- * standby replayed a flush that retired it: the caller starts over).
+ * standby replayed a flush that retired it: the caller starts over).  Every
+ * page must match its checksum and every entry must be a well-formed key of
+ * this index with a valid heap TID: a damaged log is an ERROR naming the
+ * block, never a memtable that silently lacks or misplaces an entry.
  */
 static bool
 LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 			   BlockNumber *blk, uint16 *off, uint32 *pages)
 {
+	const LsmKeyDesc *desc = &LsmGetRelCache(index)->desc;
+
 	while (BlockNumberIsValid(*blk))
 	{
 		Buffer		buf = ReadBuffer(index, *blk);
@@ -358,14 +535,23 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 		}
 		lower = ((PageHeader) page)->pd_lower;
 		next = op->next;
-		if (lower > BLCKSZ || *off > lower || *off < LSM_CONTENT_OFFSET)
+		if (lower > ((PageHeader) page)->pd_special || *off > lower ||
+			*off < LSM_CONTENT_OFFSET)
 		{
 			UnlockReleaseBuffer(buf);
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a corrupted log page %u",
-							RelationGetRelationName(index), *blk),
-					 errhint("REINDEX the index.")));
+			LsmReportCorruption(index, *blk,
+								"Log page of epoch %u ends at %u, replay resumes at %u.",
+								epoch, lower, *off);
+		}
+		if (op->checksum != 0 && op->checksum != LsmLogPageChecksum(page))
+		{
+			uint16		stored = op->checksum;
+			uint16		computed = LsmLogPageChecksum(page);
+
+			UnlockReleaseBuffer(buf);
+			LsmReportCorruption(index, *blk,
+								"Log page checksum is %u, its content gives %u.",
+								stored, computed);
 		}
 		copy = palloc(lower - *off + 1);
 		memcpy(copy, (char *) page + *off, lower - *off);
@@ -374,16 +560,21 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 		for (int pos = 0; pos < lower - *off;)
 		{
 			uint16		len;
+			const uint8 *key = (uint8 *) copy + pos + LSM_LOG_ENTRY_HDR;
+			ItemPointerData tid;
 
 			memcpy(&len, copy + pos, sizeof(uint16));
 			if (len == 0 || pos + LSM_LOG_ENTRY_HDR + len > lower - *off)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a corrupted log entry on page %u",
-								RelationGetRelationName(index), *blk),
-						 errhint("REINDEX the index.")));
-			LsmMemtableAddOrError(index, slot, mt,
-								  (uint8 *) copy + pos + LSM_LOG_ENTRY_HDR, len);
+				LsmReportCorruption(index, *blk,
+									"Log entry at offset %d has length %u, the page ends at %u.",
+									*off + pos, len, lower);
+			if (!LsmSplitEntry(desc, key, len, NULL, NULL, &tid) ||
+				!ItemPointerIsValid(&tid) ||
+				ItemPointerGetOffsetNumberNoCheck(&tid) > MaxOffsetNumber)
+				LsmReportCorruption(index, *blk,
+									"Log entry at offset %d is not a well-formed entry of this index: %s.",
+									*off + pos, LsmKeyToHex(key, Min(len, 64)));
+			LsmMemtableAddOrError(index, slot, mt, key, len);
 			pos += LSM_LOG_ENTRY_HDR + len;
 		}
 		pfree(copy);
@@ -407,9 +598,13 @@ LsmMetaImmIndex(const LsmMetaPageData *meta, uint32 epoch)
 	return -1;
 }
 
-/* Load immutable chain k of meta into the slot (all or nothing). */
+/*
+ * Load immutable chain k of meta into the slot (all or nothing).  On failure
+ * *badblk is the page that was not of the chain.
+ */
 static bool
-LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int k)
+LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int k,
+				 BlockNumber *badblk)
 {
 	LsmImmutable im;
 	BlockNumber blk = meta->imm[k].head;
@@ -421,6 +616,8 @@ LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int
 	lsm_memtable_init(&im.mt);
 	im.epoch = meta->imm[k].epoch;
 	im.head = meta->imm[k].head;
+	im.id = LsmNextMemtableId(slot);
+	im.scans = 0;
 	im.pages = BlockNumberIsValid(blk) ? 1 : 0;
 	PG_TRY();
 	{
@@ -435,6 +632,7 @@ LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int
 	if (!ok || slot->nimm >= LSM_MAX_IMM)
 	{
 		LsmMemtableFree(&im.mt);
+		*badblk = BlockNumberIsValid(blk) ? blk : meta->imm[k].head;
 		return false;
 	}
 	/* keep the slot's list in epoch order, as the metapage's */
@@ -460,6 +658,7 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 		/* before reading: a promotion after this point is caught below */
 		bool		rec = RecoveryInProgress();
 		bool		restart = false;
+		BlockNumber badblk = InvalidBlockNumber;
 
 		LsmReadMeta(index, meta, NULL);
 		slot->l0_runs = LsmCountLevel0(meta);
@@ -475,7 +674,8 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 			if (LsmMetaImmIndex(meta, slot->imm[i].epoch) < 0 &&
 				!(i == 0 && slot->pins > 0))
 			{
-				LsmMemtableFree(&slot->imm[i].mt);
+				LsmMemtableRetire(slot, &slot->imm[i].mt, slot->imm[i].id,
+								  slot->imm[i].scans);
 				memmove(&slot->imm[i], &slot->imm[i + 1],
 						sizeof(LsmImmutable) * (slot->nimm - i - 1));
 				slot->nimm--;
@@ -518,8 +718,12 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 					im->epoch = slot->log_epoch;
 					im->head = meta->imm[k].head;
 					im->pages = slot->log_pages;
+					im->id = slot->mt_id;
+					im->scans = slot->mt_scans;
 					slot->nimm++;
 					lsm_memtable_init(&slot->mt);
+					slot->mt_id = LsmNextMemtableId(slot);
+					slot->mt_scans = 0;
 				}
 				LsmSlotResetActive(slot);
 			}
@@ -532,18 +736,21 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 
 			for (int i = 0; i < slot->nimm; i++)
 				have |= slot->imm[i].epoch == meta->imm[k].epoch;
-			if (!have && !LsmLoadImmutable(index, slot, meta, k))
+			if (!have && !LsmLoadImmutable(index, slot, meta, k, &badblk))
+			{
 				restart = true;
+				if (!rec)
+				{
+					slot->loaded = false;
+					LsmReportCorruption(index, badblk,
+										"The page is not of the immutable log chain of epoch %u that reaches it.",
+										meta->imm[k].epoch);
+				}
+			}
 		}
 		if (restart)
 		{
 			slot->loaded = false;
-			if (!rec)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a broken log chain",
-								RelationGetRelationName(index)),
-						 errhint("REINDEX the index.")));
 			continue;
 		}
 
@@ -570,16 +777,14 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 		{
 			LsmMetaPageData again;
 
+			badblk = slot->log_tail;
 			LsmSlotResetActive(slot);
 			LsmReadMeta(index, &again, NULL);
 			if (!rec && again.active.epoch == meta->active.epoch &&
 				again.active.head == meta->active.head)
-				ereport(ERROR,
-						(errcode(ERRCODE_INDEX_CORRUPTED),
-						 errmsg("index \"%s\" has a corrupted log chain",
-								RelationGetRelationName(index)),
-						 errdetail("Expected log pages of epoch %u.", meta->active.epoch),
-						 errhint("REINDEX the index.")));
+				LsmReportCorruption(index, badblk,
+									"The page is not of the active log chain of epoch %u that reaches it.",
+									meta->active.epoch);
 			continue;
 		}
 		slot->loaded = true;
@@ -686,7 +891,7 @@ LsmEvictOne(LsmSlot *self)
 	{
 		LsmSlot    *s = &lsm_shared->slots[i];
 
-		if (s == self || s->pins > 0 ||
+		if (s == self || s->pins > 0 || LsmSlotScanPinned(s) ||
 			(s->mt.nchunks == 0 && s->nimm == 0))
 			continue;
 		if (s->last_used < oldest)
@@ -699,7 +904,7 @@ LsmEvictOne(LsmSlot *self)
 		return false;
 	if (!LWLockConditionalAcquire(LsmSlotLock(best), LW_EXCLUSIVE))
 		return false;
-	if (lsm_shared->slots[best].pins > 0)
+	if (lsm_shared->slots[best].pins > 0 || LsmSlotScanPinned(&lsm_shared->slots[best]))
 	{
 		LWLockRelease(LsmSlotLock(best));
 		return false;
@@ -777,6 +982,6 @@ LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
 			LsmMemtableOutOfMemory(index);
 		}
 		slot->loaded = false;
-		LsmReportStatus(index, st, "inserting into the memtable");
+		LsmReportStatus(index, st, InvalidBlockNumber, "inserting into the memtable");
 	}
 }

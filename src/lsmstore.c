@@ -46,7 +46,7 @@ LsmInitPage(Page page, uint16 kind, uint32 owner)
 	op->version = LSM_FORMAT_VERSION;
 	op->owner = owner;
 	op->next = InvalidBlockNumber;
-	op->unused = 0;
+	op->checksum = 0;
 	op->page_id = LSM_PAGE_ID;
 }
 
@@ -76,6 +76,41 @@ LsmInitMetaPage(Page page, uint64 fingerprint)
 	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + sizeof(LsmMetaPageData);
 }
 
+/* See lsm.h: the one shape of a corruption ERROR. */
+void
+LsmReportCorruption(Relation index, BlockNumber blkno, const char *fmt,...)
+{
+	StringInfoData detail;
+
+	initStringInfo(&detail);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&detail, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&detail, needed);
+	}
+	if (BlockNumberIsValid(blkno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is corrupted at block %u",
+						RelationGetRelationName(index), blkno),
+				 errdetail_internal("%s", detail.data),
+				 errhint("REINDEX the index.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" is corrupted in its memtable",
+					RelationGetRelationName(index)),
+			 errdetail_internal("%s", detail.data),
+			 errhint("REINDEX the index.")));
+	pg_unreachable();
+}
+
 /* ERROR unless the locked buffer holds an lsm page of this kind (and owner). */
 void
 LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner)
@@ -89,13 +124,9 @@ LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner)
 		(owner != 0 && op->owner != owner) ||
 		((PageHeader) page)->pd_lower < LSM_CONTENT_OFFSET ||
 		((PageHeader) page)->pd_lower > ((PageHeader) page)->pd_special)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains an unexpected page at block %u",
-						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
-				 errdetail("Expected page kind %u owned by %u, found kind %u owned by %u.",
-						   kind, owner, op->kind, op->owner),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, BufferGetBlockNumber(buf),
+							"Expected page kind %u owned by %u, found kind %u owned by %u.",
+							kind, owner, op->kind, op->owner);
 	if (op->version != LSM_FORMAT_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -104,18 +135,62 @@ LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner)
 				 errhint("REINDEX the index.")));
 }
 
-/* ERROR unless a metapage's content is plausible. */
+/* Does extent [start, start + npages) lie inside the accounted pages? */
+static bool
+LsmExtentInside(const LsmMetaPageData *meta, BlockNumber start, uint32 npages)
+{
+	return start >= 1 && start < meta->nblocks &&
+		npages <= meta->nblocks - start;
+}
+
+/*
+ * ERROR unless a metapage's content is plausible: counts in range, every run,
+ * free and reserved extent and log chain head inside the accounted pages, so
+ * no later read can reach past the end of the file through the manifest.
+ */
 static void
 LsmCheckMeta(Relation index, const LsmMetaPageData *meta)
 {
-	if (meta->magic != LSM_MAGIC || meta->version != LSM_FORMAT_VERSION ||
-		meta->nruns > LSM_MAX_RUNS || meta->nfree > LSM_MAX_FREE ||
+	if (meta->magic != LSM_MAGIC || meta->version != LSM_FORMAT_VERSION)
+		LsmReportCorruption(index, LSM_METAPAGE_BLKNO,
+							"Bad magic number %08x or format version %u in the metapage.",
+							meta->magic, meta->version);
+	if (meta->nruns > LSM_MAX_RUNS || meta->nfree > LSM_MAX_FREE ||
 		meta->nimm > LSM_MAX_IMM || meta->nblocks < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a corrupted metapage",
-						RelationGetRelationName(index)),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, LSM_METAPAGE_BLKNO,
+							"The metapage counts %u runs, %u free extents, %u immutable memtables and %u pages.",
+							meta->nruns, meta->nfree, meta->nimm, meta->nblocks);
+	for (uint32 i = 0; i < meta->nruns; i++)
+	{
+		const LsmRunRef *r = &meta->runs[i];
+
+		if (!LsmExtentInside(meta, r->start, r->npages) || r->npages < 2)
+			LsmReportCorruption(index, LSM_METAPAGE_BLKNO,
+								"Run %u of the manifest claims blocks %u to %u of %u accounted pages.",
+								r->run_id, r->start, r->start + r->npages - 1, meta->nblocks);
+	}
+	for (uint32 i = 0; i < meta->nfree; i++)
+		if (!LsmExtentInside(meta, meta->free[i].start, meta->free[i].npages))
+			LsmReportCorruption(index, LSM_METAPAGE_BLKNO,
+								"Free extent %u claims blocks %u to %u of %u accounted pages.",
+								i, meta->free[i].start,
+								meta->free[i].start + meta->free[i].npages - 1, meta->nblocks);
+	for (int i = 0; i < (int) lengthof(meta->resv); i++)
+		if (meta->resv[i].npages > 0 &&
+			!LsmExtentInside(meta, meta->resv[i].start, meta->resv[i].npages))
+			LsmReportCorruption(index, LSM_METAPAGE_BLKNO,
+								"Reserved extent %d claims blocks %u to %u of %u accounted pages.",
+								i, meta->resv[i].start,
+								meta->resv[i].start + meta->resv[i].npages - 1, meta->nblocks);
+	for (int i = -1; i < (int) meta->nimm; i++)
+	{
+		BlockNumber head = i < 0 ? meta->active.head : meta->imm[i].head;
+
+		if (BlockNumberIsValid(head) && (head < 1 || head >= meta->nblocks))
+			LsmReportCorruption(index, LSM_METAPAGE_BLKNO,
+								"A log chain starts at block %u of %u accounted pages.",
+								head, meta->nblocks);
+	}
 }
 
 /*
@@ -476,16 +551,15 @@ LsmReserveCancel(Relation index, int which)
 	UnlockReleaseBuffer(metabuf);
 }
 
-/* Raise an ERROR for a core status (after the C++ frames have returned). */
+/*
+ * Raise an ERROR for a core status (after the C++ frames have returned);
+ * blkno is the page being decoded, if any (it names a corruption).
+ */
 void
-LsmReportStatus(Relation index, LsmStatus st, const char *what)
+LsmReportStatus(Relation index, LsmStatus st, BlockNumber blkno, const char *what)
 {
 	if (st == LSM_CORRUPT)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" is corrupted: %s while %s",
-						RelationGetRelationName(index), lsm_status_message(st), what),
-				 errhint("REINDEX the index.")));
+		LsmReportCorruption(index, blkno, "Content failed validation while %s.", what);
 	if (st == LSM_NO_MEMORY)
 		ereport(ERROR,
 				(errcode(ERRCODE_OUT_OF_MEMORY),
@@ -522,6 +596,21 @@ LsmLogPageFits(Page page, int len)
 	return ph->pd_lower + LSM_LOG_ENTRY_HDR + len <= ph->pd_upper;
 }
 
+/*
+ * Checksum of a log page's content (xxHash64 seeded with the chain's epoch,
+ * folded to 16 bits; never 0, which means "no checksum").  Kept in the same
+ * record as every append, so it costs a few bytes of WAL per record.
+ */
+uint16
+LsmLogPageChecksum(Page page)
+{
+	uint64		h = lsm_hash64(LsmPageContent(page), LsmPageContentLen(page),
+							   LsmPageGetOpaque(page)->owner);
+	uint16		c = (uint16) (h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
+
+	return c != 0 ? c : 1;
+}
+
 /* Put entries [i, n) on page while they fit; returns the next one. */
 static int
 LsmLogPagePutMany(Page page, const LsmLogEntry *ents, int i, int n)
@@ -531,6 +620,7 @@ LsmLogPagePutMany(Page page, const LsmLogEntry *ents, int i, int n)
 		LsmLogPagePut(page, ents[i].key, ents[i].len);
 		i++;
 	}
+	LsmPageGetOpaque(page)->checksum = LsmLogPageChecksum(page);
 	return i;
 }
 
@@ -759,7 +849,7 @@ LsmRunWriterDrain(LsmRunWriter *w)
 		if (st == LSM_END)
 			return;
 		if (st != LSM_OK)
-			LsmReportStatus(w->index, st, "writing a run");
+			LsmReportStatus(w->index, st, InvalidBlockNumber, "writing a run");
 		LsmRunWriterWrite(w, out.rel_page,
 						  out.kind == LSM_PAGE_HEADER ? LSM_PK_RUN_HEADER :
 						  out.kind == LSM_PAGE_DATA ? LSM_PK_RUN_DATA : LSM_PK_RUN_FENCE,
@@ -790,7 +880,7 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 	/* last: nothing below can ERROR and leak the builder */
 	st = lsm_runbuilder_create(LSM_CONTENT_CAP, &w->builder);
 	if (st != LSM_OK)
-		LsmReportStatus(index, st, "starting a run");
+		LsmReportStatus(index, st, InvalidBlockNumber, "starting a run");
 }
 
 void
@@ -803,7 +893,7 @@ LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len)
 	if (st == LSM_PAGE_READY)
 		LsmRunWriterDrain(w);
 	else if (st != LSM_OK)
-		LsmReportStatus(w->index, st, "adding to a run");
+		LsmReportStatus(w->index, st, InvalidBlockNumber, "adding to a run");
 }
 
 /*
@@ -818,7 +908,7 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 	uint32		npages;
 
 	if (st != LSM_OK && st != LSM_PAGE_READY)
-		LsmReportStatus(w->index, st, "finishing a run");
+		LsmReportStatus(w->index, st, InvalidBlockNumber, "finishing a run");
 	LsmRunWriterDrain(w);
 
 	memset(ref, 0, sizeof(LsmRunRef));

@@ -67,8 +67,9 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 	len = LsmPageContentLen(BufferGetPage(buf));
 	memcpy(content, LsmPageContent(BufferGetPage(buf)), len);
 	UnlockReleaseBuffer(buf);
-	LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), "reading a run header");
-	LsmCheckStatus(index, lsm_batch_create(&batch), "vacuuming");
+	LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), ref->start,
+				   "reading a run header");
+	LsmCheckStatus(index, lsm_batch_create(&batch), InvalidBlockNumber, "vacuuming");
 
 	PG_TRY();
 	{
@@ -90,7 +91,7 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 			LsmCheckStatus(index,
 						   lsm_batch_add_datapage(batch, LsmPageContent(page),
 												  LsmPageContentLen(page)),
-						   "reading a data page");
+						   ref->start + rel, "reading a data page");
 			n = lsm_batch_count(batch);
 			for (size_t i = 0; i < n; i++)
 			{
@@ -116,7 +117,7 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 				GenericXLogState *state;
 				Page		p;
 
-				LsmCheckStatus(index, st, "rewriting a data page");
+				LsmCheckStatus(index, st, ref->start + rel, "rewriting a data page");
 				state = GenericXLogStart(index);
 				p = GenericXLogRegisterBuffer(state, buf, 0);
 				memcpy(LsmPageContent(p), newcontent, newlen);

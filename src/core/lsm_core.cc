@@ -337,6 +337,19 @@ LsmStatus lsm_memtable_copy_range(const void* base, const LsmMemtable* mt,
   LSM_API_CATCH_STATUS
 }
 
+LsmStatus lsm_memtable_copy_chunk(const void* base, const LsmMemtable* mt,
+                                  int backward, const uint8_t* lo, size_t lolen,
+                                  const uint8_t* hi, size_t hilen,
+                                  const uint8_t* resume, size_t resumelen,
+                                  size_t max, LsmBatch* b, int* more) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || mt == nullptr || b == nullptr || more == nullptr)
+    return LSM_INVALID;
+  return lsm::Memtable::CopyChunk(base, mt, backward != 0, lo, lolen, hi, hilen,
+                                  resume, resumelen, max, &b->rep, more);
+  LSM_API_CATCH_STATUS
+}
+
 void lsm_memtable_seek(const void* base, const LsmMemtable* mt,
                        const uint8_t* target, size_t tlen,
                        LsmMemtableIter* it) noexcept {
@@ -423,6 +436,10 @@ LsmStatus lsm_merge_next(LsmMerge* m, const uint8_t** key, size_t* len,
     return LSM_INVALID;
   return m->rep.Next(key, len, need_src);
   LSM_API_CATCH_STATUS
+}
+
+int lsm_merge_last_source(const LsmMerge* m) noexcept {
+  return m != nullptr ? m->rep.LastSource() : -1;
 }
 
 // ---------------------------------------------------------------------------

@@ -209,6 +209,23 @@ LsmStatus	lsm_memtable_copy_range(const void *base, const LsmMemtable *mt,
 									const uint8_t *hi, size_t hilen,
 									LsmBatch *b) LSM_NOEXCEPT;
 
+/*
+ * One chunk of a streaming scan of the keys in [lo, hi] (bounds as in
+ * lsm_memtable_copy_range): appends at most max keys to b, ascending.
+ * Forward: the first keys > resume (resume NULL: the first keys >= lo).
+ * Backward: the last keys < resume (resume NULL: the last keys within hi).
+ * *more is 1 when the chunk stopped at max with keys of the range left in
+ * that direction, 0 when the range is exhausted.  A scan calls again with
+ * resume = the last (forward) or first (backward) key it got; since keys are
+ * never removed from a memtable, resuming by key misses none that existed.
+ * REQUIRES: memtable lock (shared is enough), max > 0.
+ */
+LsmStatus	lsm_memtable_copy_chunk(const void *base, const LsmMemtable *mt, int backward,
+									const uint8_t *lo, size_t lolen,
+									const uint8_t *hi, size_t hilen,
+									const uint8_t *resume, size_t resumelen,
+									size_t max, LsmBatch *b, int *more) LSM_NOEXCEPT;
+
 /* In-order iteration without copying.  REQUIRES: memtable lock held for the
  * iterator's whole life. */
 typedef struct LsmMemtableIter
@@ -257,6 +274,8 @@ void		lsm_merge_source_done(LsmMerge *m, int src) LSM_NOEXCEPT;
  * LSM_END: every source is done.
  */
 LsmStatus	lsm_merge_next(LsmMerge *m, const uint8_t **key, size_t *len, int *need_src) LSM_NOEXCEPT;
+/* The source of the key lsm_merge_next last returned with LSM_OK; -1 if none. */
+int			lsm_merge_last_source(const LsmMerge *m) LSM_NOEXCEPT;
 
 /* ------------------------------------------------------------------------
  * Hashing (xxHash64), for key-encoding fingerprints and bloom filters.

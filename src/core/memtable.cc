@@ -3,6 +3,7 @@
 #include "memtable.h"
 
 #include <cstring>
+#include <vector>
 
 #include "arena.h"
 #include "port.h"
@@ -156,6 +157,94 @@ LsmStatus Memtable::CopyRange(const void* base, const LsmMemtable* mt,
   for (uint32_t x = Seek(base, mt, lo, lolen); x != 0; x = Next(base, x)) {
     Slice k = Key(base, x);
     if (hi != nullptr && BeyondPrefixUpper(k.data, k.size, hi, hilen)) break;
+    b->Add(k.data, k.size);
+  }
+  return LSM_OK;
+}
+
+uint32_t Memtable::FindLessThan(const void* base, const LsmMemtable* mt,
+                                const uint8_t* key, size_t len) {
+  uint32_t x = mt->head;
+  int level = static_cast<int>(mt->max_height) - 1;
+  for (;;) {
+    uint32_t next = NextArray(base, x)[level];
+    if (next != 0) {
+      Slice k = Key(base, next);
+      if (key == nullptr || CompareKeys(k.data, k.size, key, len) < 0) {
+        x = next;
+        continue;
+      }
+    }
+    if (level == 0) return x == mt->head ? 0 : x;
+    level--;
+  }
+}
+
+LsmStatus Memtable::CopyChunk(const void* base, const LsmMemtable* mt,
+                              bool backward, const uint8_t* lo, size_t lolen,
+                              const uint8_t* hi, size_t hilen,
+                              const uint8_t* resume, size_t rlen, size_t max,
+                              Batch* b, int* more) {
+  *more = 0;
+  if (mt->head == 0 || mt->max_height < 1 || mt->max_height > kMaxHeight ||
+      max == 0)
+    return max == 0 ? LSM_INVALID : LSM_OK;
+  if (!backward) {
+    uint32_t x;
+    if (resume != nullptr) {
+      x = FindGreaterOrEqual(base, mt, resume, rlen, nullptr);
+      if (x != 0) {
+        Slice k = Key(base, x);
+        if (KeysEqual(k.data, k.size, resume, rlen)) x = Next(base, x);
+      }
+    } else {
+      x = Seek(base, mt, lo, lolen);
+    }
+    for (size_t n = 0; x != 0; x = Next(base, x), n++) {
+      Slice k = Key(base, x);
+      if (hi != nullptr && BeyondPrefixUpper(k.data, k.size, hi, hilen)) break;
+      if (n == max) {
+        *more = 1;
+        break;
+      }
+      b->Add(k.data, k.size);
+    }
+    return LSM_OK;
+  }
+
+  // Backward: the keys closest below resume (or the last within hi).
+  uint32_t x;
+  if (resume != nullptr) {
+    x = FindLessThan(base, mt, resume, rlen);
+  } else if (hi != nullptr) {
+    // keys whose first hilen bytes are <= hi: those < hi's prefix successor
+    size_t n = hilen;
+    while (n > 0 && hi[n - 1] == 0xFF) n--;
+    if (n == 0) {
+      x = FindLessThan(base, mt, nullptr, 0);
+    } else {
+      uint8_t succ[LSM_MAX_KEY_SIZE + 1];
+      if (n > sizeof(succ)) return LSM_TOO_LARGE;
+      std::memcpy(succ, hi, n);
+      succ[n - 1]++;
+      x = FindLessThan(base, mt, succ, n);
+    }
+  } else {
+    x = FindLessThan(base, mt, nullptr, 0);
+  }
+  std::vector<uint32_t> nodes;
+  while (x != 0) {
+    Slice k = Key(base, x);
+    if (lo != nullptr && CompareKeys(k.data, k.size, lo, lolen) < 0) break;
+    if (nodes.size() == max) {
+      *more = 1;
+      break;
+    }
+    nodes.push_back(x);
+    x = FindLessThan(base, mt, k.data, k.size);
+  }
+  for (size_t i = nodes.size(); i-- > 0;) {
+    Slice k = Key(base, nodes[i]);
     b->Add(k.data, k.size);
   }
   return LSM_OK;

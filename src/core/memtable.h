@@ -57,6 +57,12 @@ class Memtable {
   static LsmStatus CopyRange(const void* base, const LsmMemtable* mt,
                              const uint8_t* lo, size_t lolen, const uint8_t* hi,
                              size_t hilen, Batch* b);
+  // One chunk of a streaming scan of [lo, hi] (see lsm_memtable_copy_chunk).
+  static LsmStatus CopyChunk(const void* base, const LsmMemtable* mt,
+                             bool backward, const uint8_t* lo, size_t lolen,
+                             const uint8_t* hi, size_t hilen,
+                             const uint8_t* resume, size_t rlen, size_t max,
+                             Batch* b, int* more);
 
   // Node accessors.  REQUIRES: node != 0.
   static uint32_t Next(const void* base, uint32_t node) {
@@ -85,6 +91,9 @@ class Memtable {
                                        kNodeHeaderSize);
   }
   static int RandomHeight(uint64_t* rng);
+  // Last node < key (key nullptr: the last node); 0 if none.  O(log n).
+  static uint32_t FindLessThan(const void* base, const LsmMemtable* mt,
+                               const uint8_t* key, size_t len);
   // First node >= key; fills prev[0..max_height) when prev != nullptr.
   static uint32_t FindGreaterOrEqual(const void* base, const LsmMemtable* mt,
                                      const uint8_t* key, size_t len,

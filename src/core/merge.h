@@ -44,6 +44,10 @@ class MergingIterator {
   void SourceReady(int src);
   void SourceDone(int src);
   LsmStatus Next(const uint8_t** key, size_t* len, int* need_src);
+  // The source of the key Next() last returned (-1 before the first and
+  // after LSM_NEED_PAGE or LSM_END): lets the caller name the page it came
+  // from when the key turns out to be malformed.
+  int LastSource() const { return pending_; }
 
  private:
   enum class State : uint8_t { kNeed, kActive, kDone };

@@ -10,7 +10,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(101);
+SELECT plan(107);
 
 -- signatures
 SELECT has_function('lsm_am', 'flush', ARRAY['regclass']);
@@ -173,10 +173,14 @@ SELECT is((SELECT lsm_am.wait_for_merges(NULL) IS NULL AND lsm_am.check_index(NU
           true, 'the 0.2 functions return NULL for a NULL index (strict)');
 
 -- privileges: flush is for the index owner; index_stats for anyone who may
--- read the table
+-- read the table.  The role gets nothing on schema lsm_am but what the
+-- extension grants to PUBLIC.
 CREATE ROLE pgtap_lsm_other NOLOGIN;
-GRANT USAGE ON SCHEMA lsm_am TO pgtap_lsm_other;
 GRANT CREATE ON SCHEMA public TO pgtap_lsm_other;
+SELECT ok(has_schema_privilege('pgtap_lsm_other', 'lsm_am', 'USAGE'),
+          'every role may use schema lsm_am (granted to PUBLIC by the extension)');
+SELECT ok(NOT has_schema_privilege('pgtap_lsm_other', 'lsm_am', 'CREATE'),
+          'no role but its owner may create objects in schema lsm_am');
 SET ROLE pgtap_lsm_other;
 SELECT throws_ok($$SELECT lsm_am.flush('pgtap_fn_lsm')$$, '42501', 'must be owner of index pgtap_fn_lsm',
                  'flush by a non-owner fails with insufficient_privilege');
@@ -219,8 +223,12 @@ SELECT throws_ok($$SELECT lsm_am.reset_lookup_stats('pgtap_fn_lsm')$$, '42501',
                  'must be owner of index pgtap_fn_lsm',
                  'reset_lookup_stats by a non-owner with SELECT on the table fails: the counters are the owner''s to reset');
 CREATE TABLE pgtap_fn_own (k int4);
-SELECT lives_ok($$CREATE INDEX pgtap_fn_own_lsm ON pgtap_fn_own USING lsm (k)$$,
-                'a non-superuser can create an lsm index');
+SELECT lives_ok($$CREATE INDEX pgtap_fn_own_lsm ON pgtap_fn_own USING lsm (k lsm_am.int4_ops)$$,
+                'a non-superuser can create an lsm index naming its operator class');
+SELECT lives_ok($$SELECT * FROM lsm_am.index_stats('pgtap_fn_own_lsm')$$, 'the index owner can read index_stats');
+SELECT lives_ok($$SELECT * FROM lsm_am.lookup_stats('pgtap_fn_own_lsm')$$, 'the index owner can read lookup_stats');
+SELECT lives_ok($$SELECT lsm_am.reset_lookup_stats('pgtap_fn_own_lsm')$$, 'the index owner can reset_lookup_stats');
+SELECT is((SELECT lsm_am.wait_for_merges('pgtap_fn_own_lsm')), true, 'the index owner can wait_for_merges');
 INSERT INTO pgtap_fn_own SELECT g FROM generate_series(1, 10) g;
 SELECT lives_ok($$SELECT lsm_am.flush('pgtap_fn_own_lsm')$$, 'the index owner can flush');
 SELECT results_eq(

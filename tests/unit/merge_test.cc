@@ -42,6 +42,7 @@ std::vector<Key> RunMerge(const std::vector<Source>& sources, bool backward,
             LSM_OK);
   std::vector<size_t> fed(n, 0);
   std::vector<bool> crossed(n, false), done(n, false);
+  std::vector<const std::vector<Key>*> current(n, nullptr);
   std::vector<Key> out;
   for (int steps = 0;; steps++) {
     if (steps > 10000000) {
@@ -55,8 +56,15 @@ std::vector<Key> RunMerge(const std::vector<Source>& sources, bool backward,
     if (st == LSM_END) break;
     if (st == LSM_OK) {
       out.emplace_back(reinterpret_cast<const char*>(key), len);
+      // the iterator names the source whose batch holds the key
+      const int last = lsm_merge_last_source(m);
+      EXPECT_TRUE(last >= 0 && last < n && current[last] != nullptr &&
+                  std::find(current[last]->begin(), current[last]->end(),
+                            out.back()) != current[last]->end())
+          << "lsm_merge_last_source named source " << last;
       continue;
     }
+    EXPECT_EQ(lsm_merge_last_source(m), -1);
     if (st != LSM_NEED_PAGE) {
       ADD_FAILURE() << "status " << st;
       break;
@@ -75,6 +83,7 @@ std::vector<Key> RunMerge(const std::vector<Source>& sources, bool backward,
     const std::vector<Key>& batch =
         s[backward ? s.size() - 1 - fed[src] : fed[src]];
     fed[src]++;
+    current[src] = &batch;
     LsmBatch* b = lsm_merge_source_batch(m, src);
     EXPECT_NE(b, nullptr);
     lsm_batch_clear(b);

@@ -1,4 +1,4 @@
-# 010_upgrade.pl — pg_upgrade from PostgreSQL 15 to the version under test
+# 012_upgrade.pl — pg_upgrade from PostgreSQL 15 to the version under test
 # keeps lsm indexes working.
 #
 # The on-disk format is lsm_am's own (metapage, log pages, runs) and does not

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# bench/reads.sh — reads, lsm vs btree, in the index states users meet.
+#
+#   bash bench/reads.sh [--rows N] [--reps N] [--seconds S] [--out DIR] [--quick]
+#
+# One table of N random int8 keys (default 1,000,000) under an lsm index, its
+# copy under a btree, on a throwaway cluster (shared_buffers 128MB, warm
+# cache, no background workers, so the index stays in each state while it is
+# measured).  The same queries run against both in each state:
+#
+#   compacted      one sorted run, empty memtable (after lsm_am.compact())
+#   mem 100k       plus 100,000 new rows in the memtable (btree: same rows)
+#   mem 1M         plus 1,000,000 new rows in the memtable
+#   L0 trigger     level 0 at its compaction trigger (4 flushed runs) and a
+#                  full memtable of 100,000 rows on top
+#
+# Queries: ORDER BY k LIMIT 10, ORDER BY k DESC LIMIT 10, max(k); count(*)
+# over ranges of 10, 1,000 and 100,000 rows as index-only scans and as plain
+# index scans (reading the heap); point lookups that hit and that miss; the
+# first point lookup of a new connection (pgbench -C).  Each figure is the
+# median over --reps runs of pgbench's average statement latency over
+# --seconds seconds.  Prints one table with the ratio lsm/btree and the
+# Reads issue's targets (hit/missed); writes reads.csv (raw) and
+# reads_median.csv into the results directory.
+#
+# Run as root; assumes tests/setup.sh has installed lsm_am (bench/run.sh
+# does that; --skip-setup there leaves it as it is).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+ROWS=1000000
+REPS=3
+SECS=2
+OUT=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rows) ROWS=${2:?}; shift 2 ;;
+	--reps) REPS=${2:?}; shift 2 ;;
+	--seconds) SECS=${2:?}; shift 2 ;;
+	--out) OUT=${2:?}; shift 2 ;;
+	--quick) ROWS=200000; REPS=1; SECS=1; shift ;;
+	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
+	*) lsm_die "reads.sh: unknown argument $1 (try --help)" ;;
+	esac
+done
+require_root
+OUT=$(bench_results_dir "$OUT")
+RAW=$OUT/reads.csv
+MED=$OUT/reads_median.csv
+rm -f "$RAW"
+MEM_BIG=$((ROWS / 10 * 10))		# "mem 1M": as many new rows as the table had
+MEM_SMALL=$((ROWS / 10))		# "mem 100k"
+
+# A memtable large enough for MEM_BIG entries (about 40 bytes each).
+bench_cluster reads "lsm_am.memory = 512" "lsm_am.max_workers = 0" "autovacuum = off" \
+	"lsm_am.l0_compaction_trigger = 64" "lsm_am.l0_slowdown_trigger = 100" "lsm_am.l0_stop_trigger = 100"
+WORK=$BENCH_SCRATCH/work
+mkdir -p "$WORK" && chown "$PG_USER:" "$WORK"
+
+pgb() { as_pg PGHOST="$PGHOST" PGPORT="$PGPORT" PGOPTIONS="${PGB_OPTIONS:-}" pgbench -n "$@" postgres; }
+
+# add_rows N: N new random keys into both tables (the same rows)
+add_rows() {
+	q "INSERT INTO rd_l (k, pad) SELECT (random() * 1e12)::int8, repeat('x', 40) FROM generate_series(1, $1);
+	   INSERT INTO rd_b SELECT * FROM rd_l WHERE id > (SELECT coalesce(max(id), 0) FROM rd_b);" >/dev/null
+}
+
+lsm_log "loading $ROWS rows"
+q "CREATE EXTENSION lsm_am;
+   CREATE TABLE rd_l (id bigserial, k int8, pad text);
+   CREATE TABLE rd_b (id int8, k int8, pad text);
+   SELECT setseed(0.42);" >/dev/null
+add_rows "$ROWS"
+q "CREATE INDEX rd_l_k ON rd_l USING lsm (k) WITH (memtable_size = 1048576);
+   CREATE INDEX rd_b_k ON rd_b (k);" >/dev/null
+
+# probe tables: keys that exist, range bounds N rows apart (computed on btree)
+make_probes() {
+	q "DROP TABLE IF EXISTS probe, probe_r10, probe_r1000, probe_r100000" >/dev/null
+	q "VACUUM ANALYZE rd_l, rd_b" >/dev/null
+	q "CREATE TABLE probe AS SELECT row_number() OVER () AS i, k
+	     FROM (SELECT k FROM rd_b TABLESAMPLE SYSTEM (1) REPEATABLE (7) LIMIT 2000) s;" >/dev/null
+	local n p
+	for n in 10 1000 100000; do
+		case $n in 10) p=200 ;; 1000) p=100 ;; 100000) p=10 ;; esac
+		q "SET enable_seqscan = off;
+		   CREATE TABLE probe_r$n AS SELECT row_number() OVER () AS i, lo, hi FROM (
+		     SELECT p.k AS lo, (SELECT k FROM rd_b WHERE k >= p.k ORDER BY k OFFSET $((n - 1)) LIMIT 1) AS hi
+		       FROM probe p WHERE p.i <= $((p * 2))) s WHERE hi IS NOT NULL LIMIT $p;" >/dev/null
+	done
+}
+
+# the pgbench scripts, for table T
+write_scripts() {
+	local t=$1 n
+	echo "SELECT k FROM $t ORDER BY k LIMIT 10;" >"$WORK/orderby_$t.sql"
+	echo "SELECT k FROM $t ORDER BY k DESC LIMIT 10;" >"$WORK/orderby_desc_$t.sql"
+	echo "SELECT max(k) FROM $t;" >"$WORK/max_$t.sql"
+	cat >"$WORK/point_hit_$t.sql" <<EOF
+\\set i random(1, $(q "SELECT count(*) FROM probe"))
+SELECT k FROM probe WHERE i = :i \\gset
+SELECT count(*) FROM $t WHERE k = :k;
+EOF
+	cat >"$WORK/point_miss_$t.sql" <<EOF
+\\set k -1 * random(1, 1000000000000)
+SELECT count(*) FROM $t WHERE k = :k;
+EOF
+	cp "$WORK/point_hit_$t.sql" "$WORK/first_lookup_$t.sql"
+	for n in 10 1000 100000; do
+		cat >"$WORK/range${n}_ios_$t.sql" <<EOF
+\\set i random(1, $(q "SELECT count(*) FROM probe_r$n"))
+SELECT lo, hi FROM probe_r$n WHERE i = :i \\gset
+SELECT count(*) FROM $t WHERE k BETWEEN :lo AND :hi;
+EOF
+		cat >"$WORK/range${n}_plain_$t.sql" <<EOF
+\\set i random(1, $(q "SELECT count(*) FROM probe_r$n"))
+SELECT lo, hi FROM probe_r$n WHERE i = :i \\gset
+SELECT count(pad) FROM $t WHERE k BETWEEN :lo AND :hi;
+EOF
+	done
+	chmod 644 "$WORK"/*.sql
+}
+
+QUERIES=(orderby orderby_desc max point_hit point_miss first_lookup
+	range10_ios range1000_ios range100000_ios range10_plain range1000_plain range100000_plain)
+
+# latency QUERY TABLE: average latency (ms) of the script's last statement
+latency() {
+	local qn=$1 t=$2 opts="-c enable_seqscan=off -c enable_bitmapscan=off" extra=() lat
+	case $qn in *_plain) opts="$opts -c enable_indexonlyscan=off" ;; esac
+	case $qn in first_lookup) extra=(-C) ;; esac
+	lat=$(cd "$WORK" && PGB_OPTIONS="$opts" pgb -c 1 -T "$SECS" -M prepared -r "${extra[@]}" \
+		-f "$WORK/${qn}_$t.sql" 2>&1 |
+		awk '/statement latencies/ { s = 1; next } s && $1 ~ /^[0-9.]+$/ { last = $1 } END { print last }')
+	[ -n "$lat" ] || lsm_die "pgbench $qn on $t failed"
+	echo "$lat"
+}
+
+measure() { # measure STATE
+	local state=$1 rep qn t
+	lsm_log "measuring: $state ($(q "SELECT memtable_entries || ' memtable entries, ' || runs || ' runs' FROM lsm_am.index_stats('rd_l_k')"))"
+	make_probes
+	write_scripts rd_l
+	write_scripts rd_b
+	csv_add "$RAW" reads 1 lsm "$state" runs_per_level "$(q "SELECT array_to_string(runs_per_level, '/') FROM lsm_am.maintenance_stats('rd_l_k')")"
+	for rep in $(seq 1 "$REPS"); do
+		for qn in "${QUERIES[@]}"; do
+			for t in rd_b rd_l; do
+				csv_add "$RAW" reads "$rep" "$([ $t = rd_l ] && echo lsm || echo btree)" "$state" "$qn" "$(latency "$qn" "$t")"
+			done
+		done
+	done
+}
+
+q "SELECT lsm_am.compact('rd_l_k')" >/dev/null
+measure compacted
+add_rows "$MEM_SMALL"
+measure "mem 100k"
+add_rows $((MEM_BIG - MEM_SMALL))
+measure "mem 1M"
+# level 0 at the trigger: four flushed runs, then a memtable of MEM_SMALL rows
+q "SELECT lsm_am.flush('rd_l_k')" >/dev/null
+for i in 1 2 3; do
+	add_rows "$MEM_SMALL"
+	q "SELECT lsm_am.flush('rd_l_k')" >/dev/null
+done
+add_rows "$MEM_SMALL"
+measure "L0 trigger"
+
+bench_median_csv "$RAW" "$MED"
+
+# ---------------------------------------------------------------- the table
+target_of() { # target_of STATE QUERY: the issue's bound on lsm/btree, or "-"
+	case $2 in
+	orderby | orderby_desc | max) echo 2.0 ;;
+	range*) case $1 in compacted) echo 1.0 ;; "L0 trigger") echo 1.5 ;; *) echo - ;; esac ;;
+	point_hit | point_miss) echo 1.1 ;;
+	first_lookup) echo 2.0 ;;
+	esac
+}
+{
+	echo
+	echo "(c) reads: $ROWS random int8 keys, warm cache, medians of $REPS x ${SECS}s (pgbench, one client)"
+	printf '  %-11s %-17s %10s %10s %8s %8s %s\n' state query "btree ms" "lsm ms" lsm/bt target result
+	for state in compacted "mem 100k" "mem 1M" "L0 trigger"; do
+		for qn in "${QUERIES[@]}"; do
+			b=$(med "$MED" reads btree "$state" "$qn")
+			l=$(med "$MED" reads lsm "$state" "$qn")
+			r=$(ratio "$l" "$b")
+			tg=$(target_of "$state" "$qn")
+			v=-
+			[ "$tg" = - ] || v=$(verdict "$r" '<=' "$tg")
+			printf '  %-11s %-17s %10s %10s %8s %8s %s\n' "$state" "$qn" "$(fmt_num "$b" 3)" "$(fmt_num "$l" 3)" "$r" "$tg" "$v"
+		done
+		printf '  %-11s runs per level (L0/L1/...): %s\n' "" "$(med "$MED" reads lsm "$state" runs_per_level)"
+	done
+	echo
+	echo "  $(bench_machine)"
+} | tee "$OUT/reads.txt"
