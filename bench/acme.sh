@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# bench/acme.sh — (a) the Acme Shop run of the seed's "Try it", once with
-# ev_order_id_idx as a btree and once as lsm, side by side.
+# bench/acme.sh — (a) the Acme Shop run of the seed's "Try it", with
+# ev_order_id_idx as a btree and as lsm, side by side, each also with
+# wal_compression = lz4 and zstd (the seed advises compressing full-page
+# images before switching engines, so lsm is compared with the best btree
+# setup too).
 #
 #   bash bench/acme.sh [--runs N] [--out DIR]      (as root; run.sh calls it)
+#   BENCH_ACME_KINDS="btree btree_zstd lsm"        the kinds to run (AM[_METHOD];
+#                                                  default all six)
 #
-# Per run and index kind, on a throwaway PostgreSQL 15 cluster:
+# Per run and index kind, on a throwaway cluster of the PostgreSQL that
+# PG_CONFIG names (bench/run.sh --pg 15|18):
 #   load     the first 1,450,000 events of order_events in id (= time) order
 #   CHECKPOINT
 #   batch 1  the next 50,000 events, in time order
@@ -36,6 +42,13 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || lsm_die "--runs must be a positive integer"
+read -r -a KINDS <<<"${BENCH_ACME_KINDS:-btree btree_lz4 btree_zstd lsm lsm_lz4 lsm_zstd}"
+for k in "${KINDS[@]}"; do
+	case $k in btree | lsm | btree_lz4 | btree_zstd | btree_pglz | lsm_lz4 | lsm_zstd | lsm_pglz) ;;
+	*) lsm_die "BENCH_ACME_KINDS: unknown kind $k (AM or AM_METHOD: btree_zstd, lsm_lz4, ...)" ;; esac
+done
+[[ " ${KINDS[*]} " == *" btree "* && " ${KINDS[*]} " == *" lsm "* ]] ||
+	lsm_die "BENCH_ACME_KINDS must include btree and lsm (the table divides by them)"
 require_root
 command -v "$PG_BINDIR/pg_waldump" >/dev/null || lsm_die "pg_waldump not found in $PG_BINDIR (run bench/run.sh without --skip-setup)"
 
@@ -96,14 +109,29 @@ batch_run() {
 		"$case" "$am" "$r" "$f" "$b" "$ir" "$if" "$ib" "$changed" "$ms" >&2
 }
 
-one_run() { # one_run RUN AM
-	local run=$1 am=$2 plan
+# Set wal_compression for every process of the cluster (the lsm_am workers'
+# full-page images too) and wait until a new session sees it.
+set_wal_compression() {
+	local m=$1 i
+	q "ALTER SYSTEM SET wal_compression = '$m'" >/dev/null
+	q "SELECT pg_reload_conf()" >/dev/null
+	for i in $(seq 1 50); do
+		[ "$(q "SHOW wal_compression")" = "$m" ] && return 0
+		sleep 0.1
+	done
+	lsm_die "wal_compression did not become $m"
+}
+
+one_run() { # one_run RUN KIND (KIND: AM or AM_METHOD, e.g. btree_zstd)
+	local run=$1 am=$2 plan AM=${2%%_*} walc=off
+	[[ $am == *_* ]] && walc=${am#*_}
+	set_wal_compression "$walc"
 	q "DROP TABLE IF EXISTS ev, late_events, mark CASCADE;
 	   DROP FUNCTION IF EXISTS pages_changed(regclass);" >/dev/null
 	# The seed's "Try it", with USING $am.
 	q "CREATE TABLE ev (id bigint PRIMARY KEY, order_id bigint NOT NULL,
 	                    kind text NOT NULL, happened_at timestamptz NOT NULL);
-	   CREATE INDEX ev_order_id_idx ON ev USING $am (order_id);
+	   CREATE INDEX ev_order_id_idx ON ev USING $AM (order_id);
 	   -- pages of a relation whose last change is newer than the mark
 	   CREATE TABLE mark (lsn pg_lsn);
 	   INSERT INTO mark VALUES (pg_current_wal_insert_lsn());
@@ -152,7 +180,7 @@ SQL
 	local pages
 	pages=$(q "SELECT pg_relation_size('ev_order_id_idx') / 8192")
 	csv_add "$RAW" acme "$run" "$am" size pages_after_run "$pages"
-	if [ "$am" = lsm ]; then
+	if [ "$AM" = lsm ]; then
 		q "SELECT runs || ' runs, ' || memtable_entries || ' entries in the memtable'
 		     FROM lsm_am.index_stats('ev_order_id_idx')" | sed 's/^/    lsm after the run: /' >&2
 		csv_add "$RAW" acme "$run" "$am" size runs_after_run "$(q "SELECT runs FROM lsm_am.index_stats('ev_order_id_idx')")"
@@ -170,47 +198,76 @@ SQL
 		csv_add "$RAW" acme "$run" "$am" size leaf_density "$(q "SELECT avg_leaf_density FROM pgstatindex('ev_order_id_idx')")"
 	fi
 	# a fresh build of the same kind over the same 1,550,000 rows
-	q "SET max_parallel_maintenance_workers = 0; CREATE INDEX ev_fresh_idx ON ev USING $am (order_id)" >/dev/null
+	q "SET max_parallel_maintenance_workers = 0; CREATE INDEX ev_fresh_idx ON ev USING $AM (order_id)" >/dev/null
 	csv_add "$RAW" acme "$run" "$am" size pages_fresh_build "$(q "SELECT pg_relation_size('ev_fresh_idx') / 8192")"
 	q "DROP INDEX ev_fresh_idx" >/dev/null
 }
 
 for run in $(seq 1 "$RUNS"); do
-	for am in btree lsm; do
+	for am in "${KINDS[@]}"; do
 		lsm_log "acme run $run/$RUNS: $am"
 		one_run "$run" "$am"
 	done
 done
 q "DROP TABLE IF EXISTS ev, late_events, mark CASCADE" >/dev/null
+set_wal_compression off
 bench_median_csv "$RAW" "$MED"
 
 # ---------------------------------------------------------------- the table
 M() { med "$MED" acme "$1" "$2" "$3"; }
+# The best btree setup: btree with zstd (else lz4) when it ran.
+BEST=btree
+for k in btree_lz4 btree_zstd; do [[ " ${KINDS[*]} " == *" $k "* ]] && BEST=$k; done
+header() {
+	local k
+	printf '  %-40s' ""
+	for k in "${KINDS[@]}"; do printf ' %12s' "${k/_/+}"; done
+	printf ' %11s' "lsm/btree"
+	[ "$BEST" = btree ] || printf ' %11s' "lsm/${BEST/_/+}"
+	echo
+}
 row() { # row LABEL CASE METRIC [int|num|raw] [ratio]
-	local label=$1 case=$2 metric=$3 kind=${4:-int} b l r
-	b=$(M btree "$case" "$metric")
-	l=$(M lsm "$case" "$metric")
-	r=$(ratio "$l" "$b")
-	case $kind in
-	int) b=$(fmt_int "$b"); l=$(fmt_int "$l") ;;
-	num) b=$(fmt_num "$b" 1); l=$(fmt_num "$l" 1) ;;
-	esac
-	[ "${5:-ratio}" = ratio ] || r=
-	printf '  %-40s %14s %14s %10s\n' "$label" "$b" "$l" "$r"
+	local label=$1 case=$2 metric=$3 kind=${4:-int} k v
+	printf '  %-40s' "$label"
+	for k in "${KINDS[@]}"; do
+		v=$(M "$k" "$case" "$metric")
+		case $kind in
+		int) v=$(fmt_int "$v") ;;
+		num) v=$(fmt_num "$v" 1) ;;
+		esac
+		printf ' %12s' "$v"
+	done
+	if [ "${5:-ratio}" = ratio ]; then
+		printf ' %11s' "$(ratio "$(M lsm "$case" "$metric")" "$(M btree "$case" "$metric")")"
+		[ "$BEST" = btree ] || printf ' %11s' "$(ratio "$(M lsm "$case" "$metric")" "$(M "$BEST" "$case" "$metric")")"
+	fi
+	echo
+}
+# row for one value per kind where only lsm kinds have one
+lsmrow() { # lsmrow LABEL CASE METRIC
+	local label=$1 case=$2 metric=$3 k v
+	printf '  %-40s' "$label"
+	for k in "${KINDS[@]}"; do
+		if [[ $k == lsm* ]]; then v=$(M "$k" "$case" "$metric"); else v=-; fi
+		case $v in n/a | -) ;; *) v=$(fmt_int "$v") ;; esac
+		printf ' %12s' "$v"
+	done
+	echo
 }
 bgrow() {
 	local case=$1 l
 	l=$(M lsm "$case" bg_bytes)
 	if [ "$l" = "n/a" ] || [ "$l" = "-" ]; then
-		printf '  %-40s %14s %14s %10s\n' "background WAL until idle" "-" "n/a*" ""
+		lsmrow "background WAL until idle*" "$case" bg_bytes
 	else
-		row "background WAL until idle (bytes)" "$case" bg_bytes
+		lsmrow "background WAL until idle (bytes)" "$case" bg_bytes
 	fi
 }
 {
 	echo
-	echo "(a) Acme Shop: ev_order_id_idx as btree vs lsm   (median of $RUNS runs; PostgreSQL 15)"
-	printf '  %-40s %14s %14s %10s\n' "" btree lsm lsm/btree
+	echo "(a) Acme Shop: ev_order_id_idx as btree vs lsm   (median of $RUNS runs; $("$PG_CONFIG" --version))"
+	echo "    +lz4, +zstd: with wal_compression = lz4, zstd (full-page images compressed)"
+	header
 	for c in load ordered random; do
 		case $c in
 		load) echo " load: the first 1,450,000 events (no checkpoint before)" ;;
@@ -234,17 +291,15 @@ bgrow() {
 	row "  rows" lookup rows int none
 	row "  execution time (ms)" lookup exec_ms num
 	row "index pages after the run" size pages_after_run
-	printf '  %-40s %14s %14s %10s\n' "index pages after lsm_am.flush()" "-" "$(fmt_int "$(M lsm size pages_after_flush)")" \
-		"$(ratio "$(M lsm size pages_after_flush)" "$(M btree size pages_after_run)")"
+	lsmrow "index pages after lsm_am.flush()" size pages_after_flush
 	if [ "$HAVE_COMPACT" = 1 ]; then
-		printf '  %-40s %14s %14s %10s\n' "index pages after lsm_am.compact()" "-" "$(fmt_int "$(M lsm size pages_after_compaction)")" \
-			"$(ratio "$(M lsm size pages_after_compaction)" "$(M btree size pages_after_run)")"
-		printf '  %-40s %14s %14s %10s\n' "  of which live runs (index_info)" "-" "$(fmt_int "$(M lsm size live_pages_after_compaction)")" ""
+		lsmrow "index pages after lsm_am.compact()" size pages_after_compaction
+		lsmrow "  of which live runs (index_info)" size live_pages_after_compaction
 	else
-		printf '  %-40s %14s %14s\n' "index pages after a full compaction" "-" "n/a until the Merge issue"
+		printf '  %-40s %14s\n' "index pages after a full compaction" "n/a until the Merge issue"
 	fi
 	row "fresh CREATE INDEX, same rows (pages)" size pages_fresh_build
-	printf '  %-40s %14s %14s\n' "btree avg leaf density (%)" "$(fmt_num "$(M btree size leaf_density)" 1)" "-"
+	printf '  %-40s %12s\n' "btree avg leaf density (%)" "$(fmt_num "$(M btree size leaf_density)" 1)"
 	echo "  * index WAL: everything pg_waldump attributes to the index while the batch"
 	echo "    runs, the lsm_am workers' flushes and merges included; background WAL:"
 	echo "    what they write for the index after the batch, until idle."
@@ -256,6 +311,16 @@ bgrow() {
 	r1=$(ratio "$li" "$bi" 3)
 	r2=$(ratio "$lib" "$bi" 3)
 	echo " targets (reported, not asserted)"
+	if [ "$BEST" != btree ]; then
+		bz=$(M "$BEST" random index_bytes)
+		printf '  %-58s %8s  %s\n' "random batch: index WAL lsm / ${BEST/_/+} (best btree setup)" \
+			"$(ratio "$li" "$bz" 3)" "(reported)"
+		for k in lsm_lz4 lsm_zstd; do
+			[[ " ${KINDS[*]} " == *" $k "* ]] || continue
+			printf '  %-58s %8s  %s\n' "random batch: index WAL ${k/_/+} / ${BEST/_/+}" \
+				"$(ratio "$(M "$k" random index_bytes)" "$bz" 3)" "(reported)"
+		done
+	fi
 	printf '  %-58s %8s  %s\n' "random batch: index WAL lsm/btree <= 0.125 (1/8)" "$r1" \
 		"$(verdict "$r1" '<=' 0.125)$(awk -v r="$r1" 'BEGIN { if (r + 0 > 0.125) printf " (%.1fx over the target)", r / 0.125 }')"
 	printf '  %-58s %8s  %s\n' "random batch: with background work lsm/btree <= 0.333 (1/3)" "$r2" \

@@ -272,7 +272,7 @@ bench_machine() {
 		[ -z "${BENCH_SO_AT_START:-}" ] || [ "$BENCH_SO_AT_START" = "$(lsm_so_id)" ] ||
 			echo "WARNING:    lsm_am.so was reinstalled during this part (now $(lsm_so_id)); this part ran the build loaded at its start"
 		echo "repository: lsm_am $commit$dirty at the end of this part"
-		echo "cluster:    shared_buffers=$BENCH_SHARED_BUFFERS, fsync=off, autovacuum=off, max_parallel_workers_per_gather=0, full_page_writes=on, data checksums off"
+		echo "cluster:    shared_buffers=$BENCH_SHARED_BUFFERS, fsync=off, autovacuum=off, max_parallel_workers_per_gather=0, full_page_writes=on, data checksums $(q "SHOW data_checksums" 2>/dev/null || echo "? (initdb default: off on 15, on on 18)")"
 		echo "date:       $(date -u '+%Y-%m-%d %H:%M UTC')"
 	} | tee ${1:+-a "$1"}
 }

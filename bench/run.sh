@@ -7,14 +7,17 @@
 #                                     bloom lookup figures (lookups.sh) and the
 #                                     compaction policies (merge_policies.sh)
 #                                     (~45-50 min)
-#   options:  --skip-setup   do not install packages / build / install lsm_am
+#   options:  --pg 15|18     the PostgreSQL to run on (default: LSM_PG, else
+#                            PG_CONFIG, else the system's 15); 18 is built once
+#                            by tests/build_pg18.sh and cached
+#             --skip-setup   do not install packages / build / install lsm_am
 #             --runs N       repetitions of (a) (default 3; medians)
 #             --out DIR      results directory (default bench/results/<UTC time>)
 #             --quick        --all at a fraction of the sizes (a smoke test)
 #
 # Run as root on Debian 12: it installs what is missing (tests/lib.sh's
 # ensure_packages, plus gnuplot-nox for the plots), builds and installs
-# lsm_am, then runs each part on its own throwaway PostgreSQL 15 cluster (as
+# lsm_am, then runs each part on its own throwaway PostgreSQL cluster (as
 # the postgres user, private socket, shared_buffers 128MB), removed on exit.
 # Prints the tables; writes CSV files (raw per run, and medians), the plans,
 # and PNG plots into the results directory (git-ignored).  doc/benchmarks.md
@@ -27,9 +30,12 @@ SKIP_SETUP=0
 RUNS=3
 QUICK=0
 OUT=
+PG_VERSION_WANTED=${LSM_PG:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 	--all) ALL=1; shift ;;
+	--pg) PG_VERSION_WANTED=${2:?--pg needs 15 or 18}; shift 2 ;;
+	--pg=*) PG_VERSION_WANTED=${1#--pg=}; shift ;;
 	--skip-setup) SKIP_SETUP=1; shift ;;
 	--runs) RUNS=${2:?--runs needs a number}; shift 2 ;;
 	--out) OUT=${2:?--out needs a directory}; shift 2 ;;
@@ -40,9 +46,16 @@ while [ $# -gt 0 ]; do
 done
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || lsm_die "--runs must be a positive integer"
 require_root
+case $PG_VERSION_WANTED in
+'') ;;
+15 | 18) lsm_select_pg "$PG_VERSION_WANTED" "$SKIP_SETUP" || lsm_die "PostgreSQL $PG_VERSION_WANTED is not available" ;;
+*) lsm_die "--pg: one version, 15 or 18 (got '$PG_VERSION_WANTED')" ;;
+esac
+lsm_log "benchmarking on $("$PG_CONFIG" --version) ($PG_CONFIG)"
 
 if [ "$SKIP_SETUP" = 0 ]; then
 	ensure_packages
+	lsm_use_pg_config "$PG_CONFIG" # installed now: the paths it reports
 	if ! command -v gnuplot >/dev/null; then
 		lsm_log "installing gnuplot-nox (plots)"
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null ||
@@ -55,7 +68,7 @@ else
 	BENCH_BUILD_INFO="--skip-setup: the lsm_am.so already installed ($(lsm_so_id))"
 fi
 export BENCH_BUILD_INFO
-[ -x "$PG_BINDIR/postgres" ] || lsm_die "PostgreSQL 15 is not installed in $PG_BINDIR (run without --skip-setup)"
+[ -x "$PG_BINDIR/postgres" ] || lsm_die "PostgreSQL is not installed in $PG_BINDIR (run without --skip-setup)"
 [ -f "$("$PG_CONFIG" --pkglibdir)/lsm_am.so" ] || lsm_die "lsm_am is not installed (run without --skip-setup)"
 
 OUT=$(bench_results_dir "$OUT")

@@ -211,6 +211,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amestimateparallelscan = NULL;
 	amroutine->aminitparallelscan = NULL;
 	amroutine->amparallelrescan = NULL;
+	LsmAmRoutineSetNewerFields(amroutine);
 
 	PG_RETURN_POINTER(amroutine);
 }

@@ -353,8 +353,8 @@ extern void LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner);
  * used only where no page is involved), what is wrong as the detail, and a
  * hint to REINDEX.
  */
-extern void LsmReportCorruption(Relation index, BlockNumber blkno, const char *fmt,...)
-			pg_attribute_printf(3, 4) pg_attribute_noreturn();
+LSM_NORETURN extern void LsmReportCorruption(Relation index, BlockNumber blkno, const char *fmt,...)
+			pg_attribute_printf(3, 4);
 extern void LsmReadMeta(Relation index, LsmMetaPageData *meta_out,
 						LsmRunRef **runs_out);
 extern Buffer LsmLockMeta(Relation index);
@@ -475,7 +475,7 @@ extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallbac
 extern bool LsmWorkPending(Relation index);
 extern void LsmPushPending(Relation index);
 extern void LsmForgetPending(Relation index);
-extern void LsmMemtableOutOfMemory(Relation index) pg_attribute_noreturn();
+LSM_NORETURN extern void LsmMemtableOutOfMemory(Relation index);
 extern void LsmInsertInit(void);
 extern int	LsmCompactionPolicyOf(Relation index);
 extern int	LsmSizeRatioOf(Relation index);

@@ -13,6 +13,14 @@
 #include "access/xloginsert.h"
 #include "utils/tuplesort.h"
 #include "utils/rel.h"
+#include "utils/pg_locale.h"
+#include "access/amapi.h"
+#include "access/relscan.h"
+#include "commands/vacuum.h"
+#include "pgstat.h"
+#if PG_VERSION_NUM >= 180000
+#include "access/nbtree.h"
+#endif
 
 #if PG_VERSION_NUM < 150000
 #error "lsm_am requires PostgreSQL 15 or later"
@@ -90,6 +98,7 @@ LsmEnsureBlocks(Relation rel, BlockNumber upto)
 #if PG_VERSION_NUM >= 160000
 #define LsmWriteInitForkPage(rel, blkno, page) \
 	do { \
+		PageSetChecksumInplace((page), (blkno)); \
 		smgrextend(RelationGetSmgr(rel), INIT_FORKNUM, (blkno), (page), true); \
 		log_newpage(&(RelationGetSmgr(rel))->smgr_rlocator.locator, INIT_FORKNUM, \
 					(blkno), (page), true); \
@@ -122,10 +131,86 @@ LsmEnsureBlocks(Relation rel, BlockNumber upto)
 #define LsmIsOwner(relid) pg_class_ownercheck((relid), GetUserId())
 #endif
 
-/* PostgreSQL 18 renamed the "estimated" scan tuple count callbacks etc.;
- * IndexAmRoutine fields added after 15 are set under these guards. */
+/*
+ * Declares a function that never returns: put LSM_NORETURN before the
+ * declaration (PostgreSQL 18 replaced the suffix pg_attribute_noreturn() by
+ * the prefix pg_noreturn).
+ */
 #if PG_VERSION_NUM >= 180000
-#define LSM_HAVE_AMTRANSLATE 1
+#define LSM_NORETURN pg_noreturn
+#else
+#define LSM_NORETURN pg_attribute_noreturn()
 #endif
+
+/* vacuum_delay_point() takes is_analyze since PostgreSQL 18. */
+#if PG_VERSION_NUM >= 180000
+#define LsmVacuumDelayPoint() vacuum_delay_point(false)
+#else
+#define LsmVacuumDelayPoint() vacuum_delay_point()
+#endif
+
+/* Does the collation compare as plain bytes (C, POSIX)? */
+#if PG_VERSION_NUM >= 180000
+#define LsmCollateIsC(collid) (pg_newlocale_from_collation(collid)->collate_is_c)
+#else
+#define LsmCollateIsC(collid) lc_collate_is_c(collid)
+#endif
+
+#ifdef USE_ICU
+/*
+ * Write the ICU sort key of s[0..len) (database encoding) into dest, of
+ * destsize bytes, and return its length counting the terminating 0x00.  A
+ * result above destsize means dest was too small (its content is then
+ * undefined).  Both versions call ucol_getSortKey on the same UTF-16 string,
+ * so the keys, and the indexes built from them, are the same on 15 and 18.
+ */
+static inline int32
+LsmIcuSortKey(pg_locale_t locale, const char *s, int len, char *dest, int32 destsize)
+{
+#if PG_VERSION_NUM >= 180000
+	return (int32) pg_strnxfrm(dest, destsize, s, len, locale) + 1;
+#else
+	UChar	   *uchar;
+	int32_t		ulen;
+	int32_t		need;
+
+	ulen = icu_to_uchar(&uchar, s, len);
+	need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen,
+						   (uint8_t *) dest, destsize);
+	pfree(uchar);
+	return need;
+#endif
+}
+#endif
+
+/*
+ * IndexAmRoutine fields that PostgreSQL 15 does not have.  lsm operator
+ * classes use btree's strategy numbers and semantics, so btree's translation
+ * functions fit; without them PostgreSQL 18 treats the index as unordered.
+ */
+static inline void
+LsmAmRoutineSetNewerFields(IndexAmRoutine *amroutine)
+{
+#if PG_VERSION_NUM >= 180000
+	amroutine->amconsistentequality = true;
+	amroutine->amconsistentordering = true;
+	amroutine->amtranslatestrategy = bttranslatestrategy;
+	amroutine->amtranslatecmptype = bttranslatecmptype;
+#endif
+}
+
+/*
+ * Count one index search (a descent from the top, once per rescan): in the
+ * statistics, and on PostgreSQL 18 for EXPLAIN ANALYZE's "Index Searches".
+ */
+static inline void
+LsmCountIndexSearch(IndexScanDesc scan)
+{
+	pgstat_count_index_scan(scan->indexRelation);
+#if PG_VERSION_NUM >= 180000
+	if (scan->instrument)
+		scan->instrument->nsearches++;
+#endif
+}
 
 #endif							/* LSM_COMPAT_H */

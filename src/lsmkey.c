@@ -38,6 +38,7 @@
 #include "utils/uuid.h"
 
 #include "core/lsm_core.h"
+#include "lsm_compat.h"
 #include "lsmkey.h"
 
 /* Class byte of a numeric value, in PostgreSQL's order (NaN greatest). */
@@ -455,12 +456,8 @@ LsmAppendInterval(StringInfo buf, const Interval *iv)
 static void
 LsmAppendIcuSortKey(StringInfo buf, pg_locale_t locale, const char *s, int len)
 {
-	UChar	   *uchar;
-	int32_t		ulen;
-	int32_t		need;
+	int32		need;
 	int			avail;
-
-	ulen = icu_to_uchar(&uchar, s, len);
 
 	/*
 	 * Guess generously (sort keys are rarely longer than 4 bytes per input
@@ -469,14 +466,12 @@ LsmAppendIcuSortKey(StringInfo buf, pg_locale_t locale, const char *s, int len)
 	 */
 	enlargeStringInfo(buf, (int) Min((int64) len * 4 + 64, 1024 * 1024));
 	avail = buf->maxlen - buf->len - 1;
-	need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen,
-						   (uint8_t *) buf->data + buf->len, avail);
+	need = LsmIcuSortKey(locale, s, len, buf->data + buf->len, avail);
 	if (need > avail)
 	{
 		enlargeStringInfo(buf, need);
 		avail = buf->maxlen - buf->len - 1;
-		need = ucol_getSortKey(locale->info.icu.ucol, uchar, ulen,
-							   (uint8_t *) buf->data + buf->len, avail);
+		need = LsmIcuSortKey(locale, s, len, buf->data + buf->len, avail);
 		if (need > avail)
 			elog(ERROR, "ICU sort key length changed between calls");
 	}
@@ -486,7 +481,6 @@ LsmAppendIcuSortKey(StringInfo buf, pg_locale_t locale, const char *s, int len)
 	Assert(buf->data[buf->len + need - 1] == '\0');
 	buf->len += need;
 	buf->data[buf->len] = '\0';
-	pfree(uchar);
 }
 #endif
 
@@ -747,7 +741,7 @@ LsmTextColumnInit(Relation index, int i, LsmKeyColumn *col)
 						attname, RelationGetRelationName(index)),
 				 errhint("Use the COLLATE clause to set the collation explicitly.")));
 
-	if (lc_collate_is_c(collid))
+	if (LsmCollateIsC(collid))
 	{
 		col->enc = LSM_ENC_TEXT_C;
 		return;

@@ -780,7 +780,7 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		so->orange = so->range;
 		LsmScanStart(scan, backward);
-		pgstat_count_index_scan(scan->indexRelation);
+		LsmCountIndexSearch(scan);
 	}
 	else if (backward != so->backward || so->ended)
 	{
@@ -837,7 +837,7 @@ lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 	if (!so->started)
 	{
 		LsmScanStart(scan, false);
-		pgstat_count_index_scan(scan->indexRelation);
+		LsmCountIndexSearch(scan);
 	}
 	while (LsmScanNext(scan, &tid, NULL, NULL))
 	{

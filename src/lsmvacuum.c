@@ -81,7 +81,7 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 						newlen = 0;
 			LsmStatus	st;
 
-			vacuum_delay_point();
+			LsmVacuumDelayPoint();
 			buf = ReadBufferExtended(index, MAIN_FORKNUM, ref->start + rel,
 									 RBM_NORMAL, strategy);
 			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);

@@ -10,16 +10,70 @@
 LSM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # The PostgreSQL to build against and test with: PG_CONFIG names it (the
 # system's PostgreSQL 15 by default); every other path is derived from it.
+# lsm_use_pg_config PATH switches to another installation (tests/run_all.sh
+# --pg 18 does, with the build of tests/build_pg18.sh).
+lsm_use_pg_config() {
+	PG_CONFIG=$1
+	if [ -x "$PG_CONFIG" ]; then
+		PG_BINDIR=$("$PG_CONFIG" --bindir)
+		PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs)")
+		PGXS_DIR=$(cd "$PGXS_DIR/../.." 2>/dev/null && pwd || echo "$PGXS_DIR/../..")
+		PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+	else
+		# Not installed yet (a fresh machine before tests/setup.sh): Debian's
+		# layout, .../postgresql/NN/bin/pg_config.
+		PG_BINDIR=$(dirname "$PG_CONFIG")
+		PGXS_DIR=$PG_BINDIR/../lib/pgxs
+		PG_MAJOR=$(echo "$PG_CONFIG" | sed -nE 's|.*/postgresql/([0-9]+)/bin/pg_config$|\1|p')
+	fi
+	PG_TAP_PERL=$PGXS_DIR/src/test/perl
+	PG_REGRESS=$PGXS_DIR/src/test/regress/pg_regress
+	export PG_CONFIG
+}
 if [ -n "${PG_CONFIG:-}" ]; then
-	PG_BINDIR=${PG_BINDIR:-$("$PG_CONFIG" --bindir)}
+	lsm_use_pg_config "$PG_CONFIG"
+elif [ -n "${PG_BINDIR:-}" ]; then
+	lsm_use_pg_config "$PG_BINDIR/pg_config"
 else
-	PG_BINDIR=${PG_BINDIR:-/usr/lib/postgresql/15/bin}
-	PG_CONFIG=$PG_BINDIR/pg_config
+	lsm_use_pg_config /usr/lib/postgresql/15/bin/pg_config
 fi
-PGXS_DIR=$(dirname "$("$PG_CONFIG" --pgxs 2>/dev/null || echo "$PG_BINDIR/../lib/pgxs/src/makefiles/pgxs.mk")")
-PGXS_DIR=$(cd "$PGXS_DIR/../.." 2>/dev/null && pwd || echo "$PGXS_DIR/../..")
-PG_TAP_PERL=$PGXS_DIR/src/test/perl
-PG_REGRESS=$PGXS_DIR/src/test/regress/pg_regress
+# The PostgreSQL 15 to test on and to pg_upgrade from: LSM_PG15_CONFIG, else
+# PG_CONFIG when it names a 15 (a relocated copy), else the system's.
+if [ -z "${LSM_PG15_CONFIG:-}" ]; then
+	if [ "$PG_MAJOR" = 15 ]; then
+		LSM_PG15_CONFIG=$PG_CONFIG
+	else
+		LSM_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+	fi
+fi
+export LSM_PG15_CONFIG
+# Where tests/build_pg18.sh builds PostgreSQL 18 (LSM_PG18_CONFIG overrides).
+LSM_PG18_CACHE=${LSM_PG18_CACHE:-/var/cache/lsm_am}
+export LSM_PG18_CACHE
+
+# lsm_select_pg VERSION SKIP_SETUP: switch to PostgreSQL VERSION (15 or 18).
+# 18 is built by tests/build_pg18.sh unless already built (with SKIP_SETUP=1
+# an existing build is required).
+lsm_select_pg() {
+	local v=$1 skip=${2:-0} pgc start=$SECONDS
+	case $v in
+	15) lsm_use_pg_config "$LSM_PG15_CONFIG" ;;
+	18)
+		if [ -n "${LSM_PG18_CONFIG:-}" ]; then
+			lsm_use_pg_config "$LSM_PG18_CONFIG"
+		elif [ "$skip" = 1 ] && [ -x "$LSM_PG18_CACHE/pg18/bin/pg_config" ]; then
+			lsm_use_pg_config "$LSM_PG18_CACHE/pg18/bin/pg_config"
+		else
+			pgc=$(bash "$LSM_REPO/tests/build_pg18.sh" | tail -n 1) && [ -x "$pgc" ] ||
+				{ lsm_log "building PostgreSQL 18 failed (tests/build_pg18.sh)"; return 1; }
+			lsm_use_pg_config "$pgc"
+			lsm_log "PostgreSQL 18 ready in $((SECONDS - start))s"
+		fi
+		;;
+	*) lsm_log "unsupported PostgreSQL version '$v' (15 or 18)"; return 1 ;;
+	esac
+	[ "$PG_MAJOR" = "$v" ] || { lsm_log "$PG_CONFIG is PostgreSQL $PG_MAJOR, not $v"; return 1; }
+}
 PG_USER=postgres
 
 # Debian packages the build and every test stage need.
@@ -69,10 +123,18 @@ ensure_packages() {
 	fi
 }
 
-# Build the extension and install it into the system PostgreSQL (as root).
+# Build the extension and install it into the PostgreSQL of PG_CONFIG (as
+# root).  Object files of a build against another PostgreSQL are cleaned
+# first (.pg_build_stamp records which one they belong to).
 build_and_install() {
-	lsm_log "building lsm_am"
+	local stamp=$LSM_REPO/.pg_build_stamp want
+	want="$PG_CONFIG $("$PG_CONFIG" --version)"
+	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+		make -s -C "$LSM_REPO" clean PG_CONFIG="$PG_CONFIG" >&2 || return 1
+	fi
+	lsm_log "building lsm_am against $("$PG_CONFIG" --version)"
 	make -s -C "$LSM_REPO" -j2 PG_CONFIG="$PG_CONFIG" >&2 || return 1
+	echo "$want" >"$stamp"
 	make -s -C "$LSM_REPO" install PG_CONFIG="$PG_CONFIG" >&2 || return 1
 }
 

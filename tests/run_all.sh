@@ -5,6 +5,10 @@
 #   bash tests/run_all.sh --only tap           # one stage (unit|regress|pgtap|tap)
 #   bash tests/run_all.sh --only tap 004 002   # TAP/pgTAP/regress files matching a word
 #   bash tests/run_all.sh --skip-setup ...     # do not install packages or rebuild
+#   bash tests/run_all.sh --pg 18              # on PostgreSQL 18 (built once by
+#                                              # tests/build_pg18.sh, cached)
+#   bash tests/run_all.sh --pg 15,18           # on each version in turn
+#   LSM_PG=15,18                               # the same as --pg (CI sets it)
 #   LSM_DIFF_SEED=N                            # seed of tap/004_differential
 #   LSM_TAP_TIMEOUT=900                        # seconds before a TAP file is killed
 #
@@ -13,31 +17,43 @@
 # (prove, tests/t/*.pl with PostgreSQL::Test::Cluster).  Servers run as the
 # postgres user from a scratch copy in a temporary directory on private
 # sockets.  Each test file (the unit binary counts as one) is one result;
-# the last line printed is "N passed, N failed" and the exit status is non-zero
-# when anything failed.  LSM_KEEP_SCRATCH=1 keeps the scratch directory.
+# the last line printed is "N passed, N failed" (summed over the versions)
+# and the exit status is non-zero when anything failed.  Without --pg/LSM_PG
+# the PostgreSQL of PG_CONFIG is used (the system's 15 by default).
+# LSM_KEEP_SCRATCH=1 keeps the scratch directory.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STAGES=()
 FILTERS=()
 SKIP_SETUP=0
+PG_VERSIONS=${LSM_PG:-}
+CHILD_ARGS=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--only)
 		[ $# -ge 2 ] || lsm_die "--only needs unit, regress, pgtap or tap"
 		IFS=, read -r -a more <<<"$2"
 		STAGES+=("${more[@]}")
+		CHILD_ARGS+=("$1" "$2")
 		shift 2
 		;;
 	--only=*)
 		IFS=, read -r -a more <<<"${1#--only=}"
 		STAGES+=("${more[@]}")
+		CHILD_ARGS+=("$1")
 		shift
 		;;
-	--skip-setup) SKIP_SETUP=1; shift ;;
-	-h | --help) sed -n '2,19p' "$0"; exit 0 ;;
+	--pg)
+		[ $# -ge 2 ] || lsm_die "--pg needs 15, 18 or 15,18"
+		PG_VERSIONS=$2
+		shift 2
+		;;
+	--pg=*) PG_VERSIONS=${1#--pg=}; shift ;;
+	--skip-setup) SKIP_SETUP=1; CHILD_ARGS+=("$1"); shift ;;
+	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
 	-*) lsm_die "unknown option $1" ;;
-	*) FILTERS+=("$1"); shift ;;
+	*) FILTERS+=("$1"); CHILD_ARGS+=("$1"); shift ;;
 	esac
 done
 [ ${#STAGES[@]} -gt 0 ] || STAGES=(unit regress pgtap tap)
@@ -47,6 +63,47 @@ done
 
 require_root
 cd "$LSM_REPO"
+
+# ---------------------------------------------------------------- versions
+IFS=', ' read -r -a VERSIONS <<<"$PG_VERSIONS"
+for v in "${VERSIONS[@]}"; do
+	case $v in 15 | 18) ;; *) lsm_die "unsupported PostgreSQL version '$v' (15 or 18)" ;; esac
+done
+if [ ${#VERSIONS[@]} -gt 1 ]; then
+	# One run of this script per version; the counts are summed.
+	total_pass=0 total_fail=0 lines=()
+	for v in "${VERSIONS[@]}"; do
+		lsm_log "==================== PostgreSQL $v ===================="
+		t0=$SECONDS
+		out=$(mktemp)
+		bash "$LSM_REPO/tests/run_all.sh" --pg "$v" "${CHILD_ARGS[@]}" 2>&1 | tee "$out"
+		rc=${PIPESTATUS[0]}
+		last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+		rm -f "$out"
+		if [ -n "$last" ]; then
+			p=${last%% passed*}
+			f=${last#*, }
+			f=${f%% failed*}
+		else
+			p=0 f=1
+		fi
+		[ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1
+		total_pass=$((total_pass + p))
+		total_fail=$((total_fail + f))
+		lines+=("PostgreSQL $v: $p passed, $f failed ($((SECONDS - t0))s)")
+	done
+	echo
+	echo "==================== lsm_am test summary, all versions ===================="
+	for l in "${lines[@]}"; do echo "  $l"; done
+	echo "$total_pass passed, $total_fail failed"
+	[ "$total_fail" -eq 0 ]
+	exit
+fi
+if [ ${#VERSIONS[@]} -eq 1 ]; then
+	lsm_select_pg "${VERSIONS[0]}" "$SKIP_SETUP" ||
+		{ echo "0 passed, 1 failed"; lsm_die "PostgreSQL ${VERSIONS[0]} is not available"; }
+fi
+lsm_log "testing on $("$PG_CONFIG" --version) ($PG_CONFIG)"
 
 PASSED=0
 FAILED=0
@@ -81,7 +138,7 @@ wanted() {
 summary() {
 	local t
 	echo
-	echo "==================== lsm_am test summary ===================="
+	echo "==================== lsm_am test summary: PostgreSQL $PG_MAJOR ===================="
 	for t in "${TIMINGS[@]}"; do echo "  $t"; done
 	if [ ${#FAILED_NAMES[@]} -gt 0 ]; then
 		echo "  failed:"
@@ -118,6 +175,7 @@ if [ "$SKIP_SETUP" = 0 ]; then
 		exit 1
 	fi
 	TIMINGS+=("setup    $((SECONDS - start))s")
+	lsm_use_pg_config "$PG_CONFIG" # installed now: the paths it reports
 fi
 
 SCRATCH=$(make_scratch_dir run) || lsm_die "cannot make a scratch directory"
@@ -174,14 +232,24 @@ run_regress() {
 		--dbname=contrib_regression "${tests[@]}") >"$log" 2>&1
 	rc=$?
 	cat "$log"
-	# "test NAME ... ok  12 ms" / "test NAME ... FAILED  12 ms"
+	# 15: "test NAME ... ok  12 ms" / "test NAME ... FAILED  12 ms"
+	# 16+: "ok 1  - NAME  12 ms" / "not ok 1  - NAME  12 ms" (+ in groups)
+	local res tname
 	while IFS= read -r line; do
+		res=
 		if [[ $line =~ ^(test[[:space:]]+)?[[:space:]]*([A-Za-z0-9_.-]+)[[:space:]]+\.\.\.[[:space:]]+(ok|FAILED|failed) ]]; then
+			tname=${BASH_REMATCH[2]}
+			res=${BASH_REMATCH[3]}
+		elif [[ $line =~ ^(not[[:space:]]+)?ok[[:space:]]+[0-9]+[[:space:]]+[-+][[:space:]]+([A-Za-z0-9_.-]+) ]]; then
+			tname=${BASH_REMATCH[2]}
+			if [ -n "${BASH_REMATCH[1]}" ]; then res=FAILED; else res=ok; fi
+		fi
+		if [ -n "$res" ]; then
 			nseen=$((nseen + 1))
-			if [ "${BASH_REMATCH[3]}" = ok ]; then
-				record ok "regress/${BASH_REMATCH[2]}"
+			if [ "$res" = ok ]; then
+				record ok "regress/$tname"
 			else
-				record fail "regress/${BASH_REMATCH[2]}"
+				record fail "regress/$tname"
 				nfail=$((nfail + 1))
 			fi
 		fi
@@ -267,7 +335,8 @@ run_tap() {
 		mkdir -p "$tdir" && chown "$PG_USER:" "$tdir"
 		t0=$SECONDS
 		(cd "$SRC/tests" && as_pg PERL5LIB="$PG_TAP_PERL" PG_REGRESS="$PG_REGRESS" \
-			TESTDIR="$tdir" \
+			TESTDIR="$tdir" TESTDATADIR="$tdir/tmp_check" TESTLOGDIR="$tdir/tmp_check/log" \
+			LSM_UPGRADE_FROM="$(dirname "$("$LSM_PG15_CONFIG" --bindir)")" \
 			${LSM_DIFF_SEED:+LSM_DIFF_SEED="$LSM_DIFF_SEED"} \
 			timeout -k 10 "$TAP_TIMEOUT" prove --timer "t/$name.pl")
 		rc=$?

@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(50);
+SELECT plan(53);
 
 -- extension, schema, access method
 SELECT has_extension('lsm_am');
@@ -202,6 +202,24 @@ SELECT set_eq(
 SELECT is((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'lsm_am'),
           (SELECT acl FROM pgtap_cat_fresh_acl),
           'after the update the lsm_am schema grants what a fresh 0.3 install grants');
+
+-- and so does an update straight from a fresh install of 0.2
+SET client_min_messages = warning;
+DROP EXTENSION lsm_am CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION lsm_am VERSION '0.2';
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.2', 'CREATE EXTENSION lsm_am VERSION 0.2');
+ALTER EXTENSION lsm_am UPDATE;
+SELECT set_eq(
+    $$SELECT p.oid::regprocedure::text, pg_get_function_arguments(p.oid),
+             pg_get_function_result(p.oid), p.proisstrict, p.provolatile, p.proparallel,
+             p.prosecdef, p.prosrc, p.probin, obj_description(p.oid, 'pg_proc'), p.proacl::text
+      FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace$$,
+    $$SELECT * FROM pgtap_cat_fresh$$,
+    'after ALTER EXTENSION lsm_am UPDATE from a fresh 0.2 the functions are those of a fresh 0.3 install');
+SELECT is((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'lsm_am'),
+          (SELECT acl FROM pgtap_cat_fresh_acl),
+          'after the update from a fresh 0.2 the lsm_am schema grants what a fresh 0.3 install grants');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -224,11 +224,13 @@ COMMIT;}, on_error_stop => 1);
 is(sql("SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM v WHERE k >= 'v' AND k < 'x'"),
 	'100', 'inserts around ALTER COLUMN TYPE (index kept): all 100 in the lsm index');
 
-# A parallel worker runs the index scan (force_parallel_mode): the leader's
-# buffered entries must be in the index by then.
+# A parallel worker runs the index scan (force_parallel_mode, renamed
+# debug_parallel_query in 16): the leader's buffered entries must be in the
+# index by then.
+my $parallel_guc = $node->pg_version >= 16 ? 'debug_parallel_query' : 'force_parallel_mode';
 $s->query_safe('BEGIN');
 $s->query_safe("INSERT INTO t (k) SELECT 58000 + g FROM generate_series(1, 30) g");
-$s->query_safe("SET LOCAL force_parallel_mode = on; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off");
+$s->query_safe("SET LOCAL $parallel_guc = on; SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off");
 my $plan = $s->query_safe("EXPLAIN (COSTS OFF) SELECT count(*) FROM t WHERE k BETWEEN 58000 AND 58100");
 like($plan, qr/Gather.*Index (Only )?Scan using t_k/s, 'the scan of t_k runs in a parallel worker');
 my $par = $s->query_safe("SELECT count(*) FROM t WHERE k BETWEEN 58000 AND 58100");
