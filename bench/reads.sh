@@ -20,8 +20,8 @@
 # first point lookup of a new connection (pgbench -C).  Each figure is the
 # median over --reps runs of pgbench's average statement latency over
 # --seconds seconds.  Prints one table with the ratio lsm/btree and the
-# Reads issue's targets (hit/missed); writes reads.csv (raw) and
-# reads_median.csv into the results directory.
+# Reads issue's targets (hit/missed); writes reads_states.csv (raw),
+# reads_states_median.csv and reads_states.txt into the results directory.
 #
 # Run as root; assumes tests/setup.sh has installed lsm_am (bench/run.sh
 # does that; --skip-setup there leaves it as it is).
@@ -45,8 +45,8 @@ while [ $# -gt 0 ]; do
 done
 require_root
 OUT=$(bench_results_dir "$OUT")
-RAW=$OUT/reads.csv
-MED=$OUT/reads_median.csv
+RAW=$OUT/reads_states.csv
+MED=$OUT/reads_states_median.csv
 rm -f "$RAW"
 MEM_BIG=$((ROWS / 10 * 10))		# "mem 1M": as many new rows as the table had
 MEM_SMALL=$((ROWS / 10))		# "mem 100k"
@@ -196,4 +196,4 @@ target_of() { # target_of STATE QUERY: the issue's bound on lsm/btree, or "-"
 	done
 	echo
 	echo "  $(bench_machine)"
-} | tee "$OUT/reads.txt"
+} | tee "$OUT/reads_states.txt"

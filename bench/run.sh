@@ -5,8 +5,9 @@
 #   bash bench/run.sh --all           (a) + (d) CREATE INDEX + (b) sustained
 #                                     ingest with (c) reads after it, then the
 #                                     bloom lookup figures (lookups.sh) and the
-#                                     compaction policies (merge_policies.sh)
-#                                     (~45-50 min)
+#                                     compaction policies (merge_policies.sh),
+#                                     then reads in four index states
+#                                     (reads.sh) (~60 min)
 #   options:  --pg 15|18     the PostgreSQL to run on (default: LSM_PG, else
 #                            PG_CONFIG, else the system's 15); 18 is built once
 #                            by tests/build_pg18.sh and cached
@@ -109,6 +110,14 @@ if [ "$ALL" = 1 ]; then
 		BENCH_OUT=$OUT bash "$BENCH_DIR/merge_policies.sh" 1000000 1 | tee "$OUT/merge_table.txt"
 	fi
 	part_time "merge policies" "$t"
+	# the Reads issue's targets, in four index states
+	t=$(date +%s)
+	if [ "$QUICK" = 1 ]; then
+		bash "$BENCH_DIR/reads.sh" --quick --out "$OUT"
+	else
+		bash "$BENCH_DIR/reads.sh" --out "$OUT"
+	fi
+	part_time "reads in four index states" "$t"
 fi
 
 if command -v gnuplot >/dev/null; then
@@ -118,7 +127,7 @@ else
 fi
 
 # All tables together in one file (and, after --all, once more on the terminal).
-for f in acme_table build_table ingest_table lookups_table merge_table; do
+for f in acme_table build_table ingest_table lookups_table merge_table reads_states; do
 	[ ! -f "$OUT/$f.txt" ] || cat "$OUT/$f.txt"
 done >"$OUT/summary.txt"
 [ "$ALL" = 0 ] || cat "$OUT/summary.txt"
