@@ -329,6 +329,7 @@ extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt
 extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 							   bool may_evict);
 extern void LsmMemtableFree(LsmMemtable *mt);
+/* memtables of streaming scans: ids, pins, held[] (lsmpin.c) */
 extern void LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans);
 extern uint64 LsmNextMemtableId(LsmSlot *slot);
 extern const LsmMemtable *LsmSlotFindMemtable(const LsmSlot *slot, uint64 id);
@@ -346,7 +347,9 @@ typedef bool (*LsmStopCallback) (Relation index);
 
 extern void LsmInitPage(Page page, uint16 kind, uint32 owner);
 extern void LsmInitMetaPage(Page page, uint64 fingerprint);
+/* page checks and the corruption error (lsmcheck.c) */
 extern void LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner);
+extern void LsmCheckMeta(Relation index, const LsmMetaPageData *meta);
 /*
  * Every corruption ERROR has one shape: ERRCODE_INDEX_CORRUPTED, "index ... is
  * corrupted at block N" (or "in its memtable" for blkno = InvalidBlockNumber,
@@ -372,8 +375,12 @@ extern uint16 LsmLogPageChecksum(Page page);
 extern void LsmReportStatus(Relation index, LsmStatus st, BlockNumber blkno,
 							const char *what);
 
-/* page allocation (all of it inside metapage records) */
+/* page allocation (lsmalloc.c; all of it inside metapage records) */
 extern uint64 LsmRetireStamp(void);
+extern BlockNumber LsmAllocChoose(LsmMetaPageData *m, uint32 npages);
+extern void LsmAllocTake(LsmMetaPageData *m, BlockNumber start, uint32 npages);
+extern bool LsmReserveGrow(Relation index, int which, uint32 more);
+extern BlockNumber LsmReserveMove(Relation index, int which, uint32 npages);
 extern void LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages,
 					   uint64 reuse_after);
 extern void LsmFreeSettle(LsmMetaPageData *m, bool all);
