@@ -133,7 +133,7 @@ my @fence = blocks_of($pristine{t_k}, 'fence');
 my @bloom = blocks_of($pristine{t_k}, 'bloom');
 my ($u_header) = blocks_of($pristine{u_k}, 'header');
 ok(@log >= 1 && defined $header && @data > 10 && @fence >= 1 && @bloom >= 1,
-	"t_k has log pages (@log[0]..), a run header ($header), "
+	"t_k has log pages (from $log[0]), a run header ($header), "
 	  . scalar(@data) . ' data, ' . scalar(@fence) . ' fence and ' . scalar(@bloom) . ' bloom pages');
 
 # 1. A log entry whose key bytes changed to another well-formed key: only the
