@@ -484,8 +484,10 @@ extern void LsmPushPending(Relation index);
 extern void LsmForgetPending(Relation index);
 LSM_NORETURN extern void LsmMemtableOutOfMemory(Relation index);
 extern void LsmInsertInit(void);
+/* shape settings and the compaction picker (lsmpolicy.c) */
 extern int	LsmCompactionPolicyOf(Relation index);
 extern int	LsmSizeRatioOf(Relation index);
+extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);
 extern void LsmPublishSettings(Relation index, LsmSlot *slot);
 
