@@ -4,7 +4,7 @@ MODULE_big = lsm_am
 DATA = $(wildcard sql/lsm_am--*.sql)
 PGFILEDESC = "lsm_am - LSM-tree index access method"
 
-SHIM_SRCS = $(wildcard src/*.c)
+SHIM_SRCS = $(wildcard src/*.c src/*/*.c)
 CORE_SRCS = $(wildcard src/core/*.cc)
 OBJS = $(SHIM_SRCS:.c=.o) $(CORE_SRCS:.cc=.o)
 
@@ -12,7 +12,7 @@ OBJS = $(SHIM_SRCS:.c=.o) $(CORE_SRCS:.cc=.o)
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/lsm_am--%,$(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --outputdir=regress_out
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/key -I$(srcdir)/src/am
 PG_CXXFLAGS = -std=c++17
 SHLIB_LINK = -lstdc++ -lxxhash
 
@@ -31,7 +31,7 @@ override CXXFLAGS += -std=c++17 -fPIC
 src/core/%.o: src/core/%.cc $(wildcard src/core/*.h)
 	$(CXX) $(CXXFLAGS) -I$(srcdir)/src/core -c -o $@ $<
 
-$(SHIM_SRCS:.c=.o): $(wildcard src/*.h) src/core/lsm_core.h
+$(SHIM_SRCS:.c=.o): $(wildcard src/*.h src/*/*.h) src/core/lsm_core.h
 
 .PHONY: unit
 unit:
