@@ -12,7 +12,7 @@ OBJS = $(SHIM_SRCS:.c=.o) $(CORE_SRCS:.cc=.o)
 REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/lsm_am--%,$(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --outputdir=regress_out
 
-PG_CPPFLAGS = -I$(srcdir)/src -I$(srcdir)/src/key -I$(srcdir)/src/am
+PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17
 SHLIB_LINK = -lstdc++ -lxxhash
 

@@ -24,7 +24,7 @@
 #include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
-#include "lsm.h"
+#include "am/lsm_am.h"
 
 /* build sub-phases (1 is PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE) */
 #define LSM_PHASE_SCAN		2

@@ -21,7 +21,7 @@
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
 
-#include "lsm.h"
+#include "am/lsm_am.h"
 
 /*
  * Sorted runs of an index: all of them, and those with a bloom filter on the

@@ -18,7 +18,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "lsm.h"
+#include "am/lsm_am.h"
 
 /* Open an index, checking that it is an lsm index the user may maintain. */
 static Relation

@@ -51,7 +51,7 @@
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 
-#include "lsm.h"
+#include "am/lsm_am.h"
 
 /* Would adding a key of len bytes need a chunk beyond the memtable's size? */
 static bool

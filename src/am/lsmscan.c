@@ -46,7 +46,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "lsm.h"
+#include "am/lsm_am.h"
 
 typedef enum LsmKeyKind
 {
@@ -81,19 +81,6 @@ typedef struct LsmScanMemtable
 	int			resumelen;
 } LsmScanMemtable;
 
-/*
- * Scans of this backend that have read a manifest and not yet let it go
- * (LsmScanStart .. the reset of their snapshot, also by an ERROR): LsmShrink
- * may treat every retired run as unread only when there is none.
- */
-static int	lsm_open_scans = 0;
-
-int
-LsmOpenScans(void)
-{
-	return lsm_open_scans;
-}
-
 typedef struct LsmScanOpaqueData
 {
 	LsmKeyDesc	desc;
@@ -112,7 +99,7 @@ typedef struct LsmScanOpaqueData
 	int			lastlen;
 	bool		havelast;
 	bool		skiplast;		/* after a turn: do not return lastkey again */
-	bool		counted;		/* counted in lsm_open_scans (LsmScanStart) */
+	bool		counted;		/* counted in lsm_manifest_readers (LsmScanStart) */
 	Buffer		metapin;
 	LsmMerge   *merge;
 	int			nmt;			/* memtable sources (active + immutable) */
@@ -163,7 +150,7 @@ LsmScanFreeCore(void *arg)
 
 	if (so->counted)
 	{
-		lsm_open_scans--;
+		lsm_manifest_readers--;
 		so->counted = false;
 	}
 	lsm_merge_destroy(so->merge);
@@ -438,7 +425,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	cb->arg = so;
 	MemoryContextRegisterResetCallback(so->snapctx, cb);
 	so->counted = true;
-	lsm_open_scans++;
+	lsm_manifest_readers++;
 
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
 	{

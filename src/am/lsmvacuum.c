@@ -25,7 +25,7 @@
 #include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 
-#include "lsm.h"
+#include "am/lsm_am.h"
 
 typedef struct LsmVacState
 {

@@ -24,8 +24,8 @@
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
-#include "lsmkey.h"
-#include "lsmvalidate.h"
+#include "am/lsm_am.h"
+
 
 #define LSM_AM_NAME			"lsm"
 #define LSM_ORDER_PROC		1	/* btree comparison function */

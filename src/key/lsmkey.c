@@ -39,7 +39,7 @@
 
 #include "core/lsm_core.h"
 #include "lsm_compat.h"
-#include "lsmkey.h"
+#include "key/lsmkey.h"
 
 /* Class byte of a numeric value, in PostgreSQL's order (NaN greatest). */
 #define LSM_NUM_NEG_INF		0x01

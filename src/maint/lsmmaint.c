@@ -36,7 +36,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "lsm.h"
+#include "maint/lsm_maint.h"
 
 #define LSM_FLUSH_LOCK_BLK		0
 #define LSM_COMPACT_LOCK_BLK	1

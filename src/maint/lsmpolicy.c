@@ -10,23 +10,7 @@
 
 #include "utils/rel.h"
 
-#include "lsm.h"
-
-int
-LsmCompactionPolicyOf(Relation index)
-{
-	LsmOptions *opts = (LsmOptions *) index->rd_options;
-
-	return opts ? opts->compaction : LSM_POLICY_LEVELED;
-}
-
-int
-LsmSizeRatioOf(Relation index)
-{
-	LsmOptions *opts = (LsmOptions *) index->rd_options;
-
-	return opts && opts->size_ratio >= 2 ? opts->size_ratio : 10;
-}
+#include "maint/lsm_maint.h"
 
 /*
  * Record this session's compaction settings in the slot (REQUIRES: slot

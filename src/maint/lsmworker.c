@@ -81,7 +81,7 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "lsm.h"
+#include "maint/lsm_maint.h"
 
 /* Tunables that are not worth a GUC, with their reason. */
 #define LSM_WORKER_SLOTS		64		/* maximum of lsm_am.max_workers */
@@ -148,38 +148,17 @@ typedef struct LsmWorkerStartInfo
 StaticAssertDecl(sizeof(LsmWorkerStartInfo) <= BGW_EXTRALEN,
 				 "LsmWorkerStartInfo must fit bgw_extra");
 
-/* GUCs */
-int			lsm_max_workers = 2;
-static int	lsm_worker_naptime_ms = 1000;
-static int	lsm_worker_idle_timeout_ms = 10000;
-
 static LsmWorkerShared *lsm_workers = NULL;
 
 /* ------------------------------------------------------------------------
  * Module initialisation and shared memory
  * ------------------------------------------------------------------------ */
 
-/* _PG_init, preloading only: GUCs and the launcher. */
+/* _PG_init, preloading only: register the launcher. */
 void
 LsmWorkerInit(void)
 {
 	BackgroundWorker bgw;
-
-	DefineCustomIntVariable("lsm_am.max_workers",
-							"Maximum number of lsm_am background workers flushing and compacting indexes.",
-							"At most two work for one database. 0 disables them: inserting backends then flush and compact themselves. Each worker takes a slot of max_worker_processes.",
-							&lsm_max_workers, 2, 0, LSM_WORKER_SLOTS,
-							PGC_SIGHUP, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("lsm_am.worker_naptime",
-							"Time the lsm_am launcher sleeps between looks for indexes with pending work.",
-							"Backends also wake it when they queue work, so this only bounds the delay after a missed wake-up or a failed start.",
-							&lsm_worker_naptime_ms, 1000, 10, 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
-	DefineCustomIntVariable("lsm_am.worker_idle_timeout",
-							"Time an lsm_am worker without work waits before it exits.",
-							NULL,
-							&lsm_worker_idle_timeout_ms, 10000, 0, 24 * 3600 * 1000,
-							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
@@ -194,13 +173,20 @@ LsmWorkerInit(void)
 	RegisterBackgroundWorker(&bgw);
 }
 
-Size
+static Size
 LsmWorkerShmemSize(void)
 {
 	return MAXALIGN(sizeof(LsmWorkerShared));
 }
 
-/* shmem_startup_hook (through LsmShmemStartup) */
+/* shmem_request_hook (module list of _PG_init) */
+void
+LsmWorkerShmemRequest(void)
+{
+	RequestAddinShmemSpace(LsmWorkerShmemSize());
+}
+
+/* shmem_startup_hook (module list of _PG_init) */
 void
 LsmWorkerShmemInit(void)
 {
@@ -929,7 +915,7 @@ LsmWorkerMaintainIndex(LsmCandidate *c)
 			if (index == NULL ||
 				index->rd_rel->relkind != RELKIND_INDEX ||
 				index->rd_indam == NULL ||
-				index->rd_indam->ambuild != lsmbuild ||
+				index->rd_indam->amoptions != lsmoptions ||
 				LsmRelSpcOid(index) != c->spcid ||
 				LsmRelFileNumber(index) != c->relnumber)
 				result = LSM_WR_STALE;

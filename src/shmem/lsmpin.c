@@ -15,7 +15,7 @@
 
 #include "storage/ipc.h"
 
-#include "lsm.h"
+#include "shmem/lsm_shmem.h"
 
 /* A new memtable identity of the slot (never reused in it). */
 uint64

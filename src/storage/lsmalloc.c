@@ -22,7 +22,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "lsm.h"
+#include "storage/lsm_storage.h"
 
 /* ------------------------------------------------------------------------
  * Page allocation: the free list, reservations and the end of the index.
@@ -66,6 +66,13 @@ LsmOldestNeeded(void)
 		return 0;
 	return U64FromFullTransactionId(next) - behind;
 }
+
+/*
+ * Scans of this backend that have read a manifest and not yet let it go
+ * (am/lsmscan.c counts them in and out, also on ERROR): LsmShrink may treat
+ * every retired run as unread only when there is none.
+ */
+int			lsm_manifest_readers = 0;
 
 static uint64 lsm_oldest_needed = 0;	/* cache for one allocation */
 
@@ -531,7 +538,7 @@ LsmShrink(Relation index, BlockNumber *truncated)
 		memset(&copy->resv[v], 0, sizeof(LsmExtent));
 	}
 	lsm_oldest_needed = 0;
-	LsmFreeSettle(copy, LsmOpenScans() == 0);
+	LsmFreeSettle(copy, lsm_manifest_readers == 0);
 	if (memcmp(copy, m, sizeof(LsmMetaPageData)) != 0)
 	{
 		GenericXLogState *state = GenericXLogStart(index);

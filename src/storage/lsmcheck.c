@@ -14,7 +14,7 @@
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
-#include "lsm.h"
+#include "storage/lsm_storage.h"
 
 /* See lsm.h: the one shape of a corruption ERROR. */
 void

@@ -14,7 +14,7 @@
 #include "storage/bufmgr.h"
 #include "utils/memutils.h"
 
-#include "lsm.h"
+#include "storage/lsm_storage.h"
 
 /*
  * ERROR for a failed core status; LSM_OK and positive statuses pass.  blkno:

@@ -1,26 +1,44 @@
 /*
- * lsm.h — constants, page layouts, shared structures and prototypes of the
- * lsm_am C shim.  The only place (with lsmkey.h) that defines on-disk structs.
- * Byte layouts: doc/page_format.md.  Design: doc/impl.md.
+ * lsm_storage.h — the storage floor: everything on the index's pages.  The
+ * page formats (byte layouts: doc/page_format.md), page checks and the
+ * corruption error (lsmcheck.c), the metapage and the page allocator
+ * (lsmstore.c, lsmalloc.c), the log — append (lsmlog.c) and replay into the
+ * slot's memtable (lsmreplay.c) — the run writer (lsmstore.c) and its bloom
+ * filter (lsmbloom.c), run cursors and merges (lsmrun.c), and the backend
+ * cache of run headers, fences and filters (lsmruncache.c).
+ *
+ * It uses shmem/ (slots, arena), key/ and the C++ core below it, and never
+ * the access method or maintenance above it: policy reaches it as arguments
+ * and callbacks (LsmStopCallback, LsmDeadCallback).
+ *
+ * Lock order (within one index): slot lock -> metapage buffer lock -> any
+ * other buffer lock of the index, and never two non-meta buffer locks at
+ * once except a log page and the new page linked after it.  Relation
+ * extension (ReadBuffer P_NEW) happens with the metapage lock held only by
+ * the writer that accounts the page in the metapage in the same record.
+ *
+ * Invariants.
+ *  - Every page below the metapage's nblocks is exactly one of: the
+ *    metapage, a page of a log chain, a page of a run in the manifest, a page
+ *    of a free extent, or a page of a reserved extent (lsm_am.check_index).
+ *  - Every change of the metapage is one generic WAL record; run pages are
+ *    logged as full images before the record that publishes the run.
+ *  - A log entry reaches the log page (WAL) before the memtable; the slot's
+ *    log state (loaded, epoch, head, tail, pages) is written by the log module
+ *    (lsmlog.c, lsmreplay.c) only.
+ *  - Pages of retired runs are reused only after their reuse horizon.
  */
-#ifndef LSM_H
-#define LSM_H
+#ifndef LSM_STORAGE_H
+#define LSM_STORAGE_H
 
 #include "postgres.h"
 
-#include "access/amapi.h"
 #include "access/genam.h"
 #include "access/generic_xlog.h"
-#include "nodes/execnodes.h"
-#include "nodes/pathnodes.h"
 #include "storage/bufpage.h"
-#include "storage/condition_variable.h"
-#include "storage/lwlock.h"
 #include "utils/relcache.h"
 
-#include "core/lsm_core.h"
-#include "lsm_compat.h"
-#include "lsmkey.h"
+#include "shmem/lsm_shmem.h"
 
 /* ------------------------------------------------------------------------
  * On-disk constants.  Do not change without bumping LSM_FORMAT_VERSION.
@@ -90,7 +108,6 @@ typedef struct LsmExtent
 								 * snapshot can be older; 0: at once */
 } LsmExtent;
 
-#define LSM_MAX_IMM				2	/* immutable memtables per index */
 #define LSM_MAX_RUNS			128
 #define LSM_MAX_FREE			160
 #define LSM_RESV_FLUSH			0
@@ -146,167 +163,7 @@ StaticAssertDecl(sizeof(LsmMetaPageData) <= LSM_CONTENT_CAP,
  */
 #define LSM_LOG_ENTRY_HDR		sizeof(uint16)
 
-/* ------------------------------------------------------------------------
- * Options
- * ------------------------------------------------------------------------ */
-typedef struct LsmOptions
-{
-	int32		vl_len_;		/* varlena header (do not touch directly!) */
-	int			memtable_size;	/* kB; -1 = lsm_am.memtable_size */
-	int			compaction;		/* LsmCompactionPolicy */
-	int			size_ratio;
-	int			bloom_bits_per_key;	/* 0: no filters */
-	int			bloom_columns;	/* leading columns hashed; 0: all */
-} LsmOptions;
-
-#define LSM_MEMTABLE_SIZE_MIN	64		/* kB */
-#define LSM_MEMTABLE_SIZE_MAX	1048576 /* kB */
-#define LSM_MEMTABLE_SIZE_DEFAULT 4096	/* kB */
-
-/* GUCs */
-extern int	lsm_memory_mb;
-extern int	lsm_max_indexes;
-extern int	lsm_memtable_size_kb;
-extern int	lsm_flush_delay_ms;
-extern int	lsm_l0_compaction_trigger;
-extern int	lsm_l0_slowdown_trigger;
-extern int	lsm_l0_stop_trigger;
-
-/* ------------------------------------------------------------------------
- * Shared memory (lsmshmem.c)
- * ------------------------------------------------------------------------ */
-#define LSM_CHUNK_SIZE			(64 * 1024)
-
-typedef struct LsmImmutable
-{
-	LsmMemtable mt;
-	uint32		epoch;			/* its log chain */
-	BlockNumber head;
-	uint32		pages;
-	uint64		id;				/* memtable identity (see LsmSlot.mt_id) */
-	int			scans;			/* streaming scans reading it */
-} LsmImmutable;
-
-/*
- * A memtable the slot let go (flushed, or dropped by a reset) while streaming
- * scans still read it: kept, chunks and all, until the last of them ends.
- */
-typedef struct LsmHeldMemtable
-{
-	LsmMemtable mt;
-	uint64		id;
-	int			scans;
-} LsmHeldMemtable;
-
-/* Memtables scans may pin at once per slot (live or held): beyond it, a
- * scan copies its whole range at its start instead. */
-#define LSM_MAX_HELD			8
-
-/*
- * One shared-memory slot caches one index's memtable.  The memtable is a
- * cache of the index's log pages and is rebuilt from them whenever the slot is
- * lost (restart, eviction), so a slot can be dropped at any time nobody holds
- * its lock.
- */
-typedef struct LsmSlot
-{
-	/* identity: written under the map lock (and the slot lock) */
-	Oid			dbid;			/* InvalidOid: free */
-	Oid			spcid;
-	Oid			relnumber;
-	uint32		generation;		/* bumped whenever the identity changes */
-	uint64		last_used;		/* LRU clock */
-
-	/* cache state: under the slot lock */
-	bool		loaded;
-	bool		in_recovery;	/* loaded during recovery: may lag the log
-								 * after promotion, so catch up once more */
-	uint64		instance_id;
-	uint32		log_epoch;
-	BlockNumber log_head;
-	BlockNumber log_tail;		/* last log page replayed/appended */
-	uint16		log_tail_off;	/* pd_lower of log_tail already consumed */
-	uint32		log_pages;		/* pages in the current log chain */
-	LsmMemtable mt;				/* the active memtable */
-
-	/*
-	 * Streaming scans (lsmscan.c) name a memtable by an id that is never
-	 * reused in the slot, and pin it: a pinned memtable is not freed when it
-	 * is flushed or dropped but kept in held[] until its last scan ends, and
-	 * a slot with pins is never evicted.  Under the slot lock (exclusive to
-	 * change a count).
-	 */
-	uint64		mt_id;			/* id of the active memtable */
-	int			mt_scans;		/* scans reading the active memtable */
-	uint64		next_mt_id;
-	int			nheld;
-	LsmHeldMemtable held[LSM_MAX_HELD];
-
-	/* immutable memtables waiting for a flush, oldest first (as imm[] of
-	 * the metapage, which the slot mirrors) */
-	int			nimm;
-	LsmImmutable imm[LSM_MAX_IMM];
-
-	/* settings of the session that last inserted (0: none yet): a worker
-	 * compacts by these, not by its own GUC values */
-	int			l0_trigger;		/* lsm_am.l0_compaction_trigger */
-	int			memtable_kb;	/* effective memtable_size */
-	int			pins;			/* flushers reading imm[0] without the lock:
-								 * no eviction, imm[0] stays */
-
-	/* under the slot lock: facts for backpressure and statistics (not
-	 * durable; reset with the slot) */
-	uint32		l0_runs;		/* L0 runs in the manifest, last seen */
-	bool		vacuum_waiting; /* VACUUM wants maintenance to yield */
-	uint64		stalls_slowdown;	/* inserts delayed (l0_slowdown_trigger) */
-	uint64		stalls_stop;	/* inserts that waited */
-	uint64		stall_us;		/* time inserts spent stalled */
-	uint64		self_flushes;	/* flushes done by backends (no worker) */
-	uint64		wal_log;		/* WAL bytes of log appends */
-	uint64		wal_flush;		/* WAL bytes of flushes */
-	uint64		wal_compact;	/* WAL bytes of compactions */
-	ConditionVariable cv;		/* broadcast when a flush or compaction ends */
-
-	/* lookup counters (lsm_am.lookup_stats) */
-	pg_atomic_uint64 lookups;	/* scans with equality on leading columns */
-	pg_atomic_uint64 filter_probes;
-	pg_atomic_uint64 filter_negatives;	/* the filter said absent */
-	pg_atomic_uint64 filter_false_positives;	/* said maybe, run had none */
-	pg_atomic_uint64 data_pages_read;	/* run data pages read by scans */
-
-	/* background work (lsmworker.c, lsmmaint.c) */
-	Oid			indexoid;		/* pg_class OID of the index, for workers */
-	pg_atomic_uint32 pending;	/* LSM_WORK_* bits a worker should act on */
-	pg_atomic_uint32 queued;	/* bumped before every setting of pending */
-} LsmSlot;
-
-/* LsmSlot.pending bits */
-#define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
-#define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
-
-/*
- * Queue work on a slot (without waking anybody).  The counter goes first: a
- * worker that clears the bits when it is done and then finds the counter
- * unchanged knows that no request came in between (LsmMaintain).
- */
-static inline void
-LsmPendingSet(LsmSlot *slot, uint32 bits)
-{
-	pg_atomic_fetch_add_u32(&slot->queued, 1);
-	pg_atomic_fetch_or_u32(&slot->pending, bits);
-}
-
-typedef struct LsmShared
-{
-	int			nslots;
-	pg_atomic_uint64 clock;
-	LWLock	   *map_lock;		/* slot identities */
-	LWLock	   *arena_lock;		/* chunk allocation */
-	char	   *arena;			/* base of the chunk arena */
-	LsmSlot		slots[FLEXIBLE_ARRAY_MEMBER];
-} LsmShared;
-
-/* Per-backend cache in rd_amcache. */
+/* Per-backend cache in rd_amcache (lsmreplay.c). */
 typedef struct LsmRelCache
 {
 	int			slot;			/* -1: none yet */
@@ -315,28 +172,24 @@ typedef struct LsmRelCache
 	LsmKeyDesc	desc;
 } LsmRelCache;
 
-extern LsmShared *lsm_shared;
-extern void LsmShmemRequest(void);
-extern void LsmShmemStartup(void);
-extern void LsmCheckPreloaded(void);
-extern LWLock *LsmSlotLock(int slotno);
+/* the index's relcache entry: key descriptor, slot number (lsmreplay.c) */
 extern LsmRelCache *LsmGetRelCache(Relation index);
+/*
+ * Lock and return the index's slot, its memtable caught up with the log
+ * pages (lsmreplay.c).  REQUIRES: lsm_am preloaded.
+ */
 extern LsmSlot *LsmSlotAcquire(Relation index, LWLockMode mode);
 extern void LsmSlotRelease(Relation index, LsmSlot *slot);
-extern void LsmSlotReset(LsmSlot *slot);
 extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
 								  const uint8 *key, int len);
-extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
-							   bool may_evict);
-extern void LsmMemtableFree(LsmMemtable *mt);
-/* memtables of streaming scans: ids, pins, held[] (lsmpin.c) */
-extern void LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans);
-extern uint64 LsmNextMemtableId(LsmSlot *slot);
-extern const LsmMemtable *LsmSlotFindMemtable(const LsmSlot *slot, uint64 id);
-extern bool LsmScanPin(LsmSlot *slot, uint64 id);
-extern void LsmScanUnpin(int slotno, uint32 generation, uint64 id);
-extern bool LsmSlotScanPinned(const LsmSlot *slot);
 extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
+
+/*
+ * Scans of this backend that hold a manifest (LsmManifestReaders): the
+ * allocator may treat retired runs as unread only when there are none.  The
+ * scan (am/lsmscan.c) counts itself in and out.
+ */
+extern int	lsm_manifest_readers;
 
 /* ------------------------------------------------------------------------
  * Pages, metapage, log and runs (lsmstore.c)
@@ -462,35 +315,6 @@ extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32
 /* Callback deciding whether a TID is dead (VACUUM); NULL keeps everything. */
 typedef bool (*LsmDeadCallback) (ItemPointer tid, void *state);
 
-/* lsmmaint.c */
-extern void LsmFlushLock(Relation index);
-extern bool LsmFlushLockConditional(Relation index);
-extern void LsmFlushUnlock(Relation index);
-extern void LsmCompactLock(Relation index);
-extern bool LsmCompactLockConditional(Relation index);
-extern void LsmCompactUnlock(Relation index);
-extern void LsmSwitchMemtable(Relation index, LsmSlot *slot);
-extern bool LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
-						   double *removed, LsmStopCallback stop);
-extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
-						double *removed);
-extern bool LsmCompactOnce(Relation index, LsmStopCallback stop);
-extern void LsmCompactFull(Relation index);
-extern void LsmShrinkRelocating(Relation index);
-extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
-							void *dead_state, double *removed);
-extern bool LsmWorkPending(Relation index);
-extern void LsmPushPending(Relation index);
-extern void LsmForgetPending(Relation index);
-LSM_NORETURN extern void LsmMemtableOutOfMemory(Relation index);
-extern void LsmInsertInit(void);
-/* shape settings and the compaction picker (lsmpolicy.c) */
-extern int	LsmCompactionPolicyOf(Relation index);
-extern int	LsmSizeRatioOf(Relation index);
-extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
-extern uint32 LsmBuildLevel(Relation index, uint64 pages);
-extern void LsmPublishSettings(Relation index, LsmSlot *slot);
-
 /* ------------------------------------------------------------------------
  * Reading runs, merging (lsmrun.c)
  * ------------------------------------------------------------------------ */
@@ -536,80 +360,4 @@ extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint
 extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 							 uint8 **min, int *minlen, uint8 **max, int *maxlen);
 
-/* ------------------------------------------------------------------------
- * Background workers (lsmworker.c)
- * ------------------------------------------------------------------------ */
-extern int	lsm_max_workers;
-/* _PG_init, preloading only: GUC lsm_am.max_workers, register the launcher */
-extern void LsmWorkerInit(void);
-extern Size LsmWorkerShmemSize(void);
-extern void LsmWorkerShmemInit(void);
-/* A backend queued work for an index of database dbid: wake the launcher and
- * that database's workers.  Cheap; callable with an LWLock held. */
-extern void LsmWakeWorkers(Oid dbid);
-/* Can a worker be expected to do dbid's work soon?  false when
- * lsm_am.max_workers = 0, the launcher is not running, or starting a worker
- * failed recently (max_worker_processes exhausted) and none runs for dbid:
- * the backend must then do the work itself. */
-extern bool LsmWorkersAvailable(Oid dbid);
-/* In an lsm worker: show "what" and the index in pg_stat_activity; no-op
- * in other processes. */
-extern void LsmWorkerReportActivity(const char *what, Relation index);
-extern bool LsmIsWorker(void);
-PGDLLEXPORT void lsm_launcher_main(Datum arg);
-PGDLLEXPORT void lsm_worker_main(Datum arg);
-
-/* ------------------------------------------------------------------------
- * Maintenance: flushes and compactions (lsmmaint.c)
- * ------------------------------------------------------------------------ */
-/*
- * Do the pending work of one index: flush every immutable memtable, then run
- * compactions until the picker finds nothing (or stop() says so).  Clears the
- * slot's pending bits for the work it did.  REQUIRES: a transaction, a
- * RowExclusiveLock on the index.  Raises ERROR on failure.
- */
-extern void LsmMaintain(Relation index, LsmStopCallback stop);
-
-/* ------------------------------------------------------------------------
- * AM callbacks
- * ------------------------------------------------------------------------ */
-/* lsm.c */
-extern bytea *lsmoptions(Datum reloptions, bool validate);
-extern int	LsmMemtableSizeKb(Relation index);
-
-/* lsmbuild.c */
-extern IndexBuildResult *lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo);
-extern void lsmbuildempty(Relation index);
-extern char *lsmbuildphasename(int64 phasenum);
-
-/* lsminsert.c */
-extern bool lsminsert(Relation index, Datum *values, bool *isnull,
-					  ItemPointer ht_ctid, Relation heapRel,
-					  IndexUniqueCheck checkUnique, bool indexUnchanged,
-					  struct IndexInfo *indexInfo);
-
-/* lsmscan.c */
-extern IndexScanDesc lsmbeginscan(Relation r, int nkeys, int norderbys);
-extern void lsmrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
-					  ScanKey orderbys, int norderbys);
-extern bool lsmgettuple(IndexScanDesc scan, ScanDirection dir);
-extern int64 lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
-extern void lsmendscan(IndexScanDesc scan);
-extern bool lsmcanreturn(Relation index, int attno);
-extern int	LsmOpenScans(void);
-
-/* lsmvacuum.c */
-extern IndexBulkDeleteResult *lsmbulkdelete(IndexVacuumInfo *info,
-											IndexBulkDeleteResult *stats,
-											IndexBulkDeleteCallback callback,
-											void *callback_state);
-extern IndexBulkDeleteResult *lsmvacuumcleanup(IndexVacuumInfo *info,
-											   IndexBulkDeleteResult *stats);
-
-/* lsmcost.c */
-extern void lsmcostestimate(PlannerInfo *root, IndexPath *path,
-							double loop_count, Cost *indexStartupCost,
-							Cost *indexTotalCost, Selectivity *indexSelectivity,
-							double *indexCorrelation, double *indexPages);
-
-#endif							/* LSM_H */
+#endif							/* LSM_STORAGE_H */

@@ -1,0 +1,76 @@
+/*
+ * lsm_am.h — the access-method floor, the top of the C shim: the handler and
+ * module start-up (lsm.c), the index AM callbacks — build, insert, scan,
+ * vacuum, cost, validate — and the SQL functions of schema lsm_am
+ * (lsmfuncs.c).  Settings are lsm_options.h, under every floor.
+ *
+ * Nothing includes this header but the files of src/am/.  It may use every
+ * floor below: maint/ (switches, flushes, compactions, workers), storage/,
+ * shmem/, key/ and the core.
+ *
+ * Lock order, from the top: the heavyweight locks PostgreSQL takes on the
+ * table and index -> the maintenance locks (flush, then compaction;
+ * lsm_maint.h) -> the slot LWLock -> buffer content locks (lsm_storage.h).
+ *
+ * Invariants.
+ *  - An insert reaches the log page (WAL) before the memtable; a backend's
+ *    pending batch of an index is pushed before this backend scans the index
+ *    or commits (lsminsert.c).
+ *  - A scan takes one consistent snapshot of memtables and runs; nothing is
+ *    returned twice or missed while flushes and compactions run.
+ *  - No PostgreSQL call runs with C++ frames above it.
+ */
+#ifndef LSM_AM_H
+#define LSM_AM_H
+
+#include "access/amapi.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+
+#include "maint/lsm_maint.h"
+
+/* ------------------------------------------------------------------------
+ * AM callbacks
+ * ------------------------------------------------------------------------ */
+
+/* lsmbuild.c */
+extern IndexBuildResult *lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo);
+extern void lsmbuildempty(Relation index);
+extern char *lsmbuildphasename(int64 phasenum);
+
+/* lsminsert.c: the backend's pending batches; start-up (_PG_init list) */
+extern void LsmPushPending(Relation index);
+extern void LsmForgetPending(Relation index);
+extern void LsmInsertInit(void);
+extern bool lsminsert(Relation index, Datum *values, bool *isnull,
+					  ItemPointer ht_ctid, Relation heapRel,
+					  IndexUniqueCheck checkUnique, bool indexUnchanged,
+					  struct IndexInfo *indexInfo);
+
+/* lsmscan.c */
+extern IndexScanDesc lsmbeginscan(Relation r, int nkeys, int norderbys);
+extern void lsmrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+					  ScanKey orderbys, int norderbys);
+extern bool lsmgettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void lsmendscan(IndexScanDesc scan);
+extern bool lsmcanreturn(Relation index, int attno);
+
+/* lsmvacuum.c */
+extern IndexBulkDeleteResult *lsmbulkdelete(IndexVacuumInfo *info,
+											IndexBulkDeleteResult *stats,
+											IndexBulkDeleteCallback callback,
+											void *callback_state);
+extern IndexBulkDeleteResult *lsmvacuumcleanup(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats);
+
+/* lsmcost.c */
+extern void lsmcostestimate(PlannerInfo *root, IndexPath *path,
+							double loop_count, Cost *indexStartupCost,
+							Cost *indexTotalCost, Selectivity *indexSelectivity,
+							double *indexCorrelation, double *indexPages);
+
+/* lsmvalidate.c */
+extern bool lsmvalidate(Oid opclassoid);
+
+#endif							/* LSM_AM_H */

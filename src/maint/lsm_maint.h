@@ -1,0 +1,95 @@
+/*
+ * lsm_maint.h — the maintenance floor: memtable switches, flushes of
+ * immutable memtables into level-0 runs, compactions chosen by the core's
+ * picker (lsmmaint.c, lsmpolicy.c), and the background launcher and
+ * per-database workers that run them (lsmworker.c).
+ *
+ * It uses storage/ (run writer, merges, allocator, log), shmem/ and the core,
+ * never the access method above it.  Backends reach it from the access
+ * method (insert backpressure, VACUUM, the SQL functions); workers call
+ * LsmMaintain.
+ *
+ * Lock order (per index), taken in this order, each released before the
+ * previous one:
+ *  - flush lock (heavyweight page lock on block 0): one flusher per index;
+ *  - compaction lock (heavyweight page lock on block 1): one compaction per
+ *    index; a flush and a compaction run concurrently, each in its own
+ *    reservation of pages;
+ *  - the slot LWLock, held only for a switch and for the moment a flush or
+ *    compaction is published, never while run pages are written;
+ *  - the metapage buffer lock.
+ * VACUUM takes both heavyweight locks after asking running maintenance to
+ * yield (slot->vacuum_waiting).
+ *
+ * Invariants.
+ *  - An immutable memtable never changes; its flusher reads it without the
+ *    slot lock, under slot->pins, and publishes the run and retires the
+ *    memtable in one step under the slot lock.
+ *  - A flush or compaction that stops (stop callback) or fails leaves only a
+ *    reservation, which the next one of the same kind reclaims.
+ *  - Long work (writing a run) checks for interrupts and asks stop() after
+ *    every page; it never holds an LWLock while doing so.
+ */
+#ifndef LSM_MAINT_H
+#define LSM_MAINT_H
+
+#include "storage/lsm_storage.h"
+
+/* lsmmaint.c */
+extern void LsmFlushLock(Relation index);
+extern bool LsmFlushLockConditional(Relation index);
+extern void LsmFlushUnlock(Relation index);
+extern void LsmCompactLock(Relation index);
+extern bool LsmCompactLockConditional(Relation index);
+extern void LsmCompactUnlock(Relation index);
+extern void LsmSwitchMemtable(Relation index, LsmSlot *slot);
+extern bool LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
+						   double *removed, LsmStopCallback stop);
+extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
+						double *removed);
+extern bool LsmCompactOnce(Relation index, LsmStopCallback stop);
+extern void LsmCompactFull(Relation index);
+extern void LsmShrinkRelocating(Relation index);
+extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
+							void *dead_state, double *removed);
+extern bool LsmWorkPending(Relation index);
+/* shape of the levels and the compaction picker (lsmpolicy.c) */
+extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
+extern uint32 LsmBuildLevel(Relation index, uint64 pages);
+extern void LsmPublishSettings(Relation index, LsmSlot *slot);
+
+/* ------------------------------------------------------------------------
+ * Background workers (lsmworker.c)
+ * ------------------------------------------------------------------------ */
+/* start-up (module list of _PG_init): register the launcher, shared memory */
+extern void LsmWorkerInit(void);
+extern void LsmWorkerShmemRequest(void);
+extern void LsmWorkerShmemInit(void);
+/* A backend queued work for an index of database dbid: wake the launcher and
+ * that database's workers.  Cheap; callable with an LWLock held. */
+extern void LsmWakeWorkers(Oid dbid);
+/* Can a worker be expected to do dbid's work soon?  false when
+ * lsm_am.max_workers = 0, the launcher is not running, or starting a worker
+ * failed recently (max_worker_processes exhausted) and none runs for dbid:
+ * the backend must then do the work itself. */
+extern bool LsmWorkersAvailable(Oid dbid);
+/* In an lsm worker: show "what" and the index in pg_stat_activity; no-op
+ * in other processes. */
+extern void LsmWorkerReportActivity(const char *what, Relation index);
+extern bool LsmIsWorker(void);
+PGDLLEXPORT void lsm_launcher_main(Datum arg);
+PGDLLEXPORT void lsm_worker_main(Datum arg);
+
+/* ------------------------------------------------------------------------
+ * Maintenance: flushes and compactions (lsmmaint.c)
+ * ------------------------------------------------------------------------ */
+/*
+ * Do the pending work of one index: flush every immutable memtable, then run
+ * compactions until the picker finds nothing (or stop() says so).  Clears the
+ * slot's pending bits for the work it did.  REQUIRES: a transaction, a
+ * RowExclusiveLock on the index.  Raises ERROR on failure.
+ */
+extern void LsmMaintain(Relation index, LsmStopCallback stop);
+
+
+#endif							/* LSM_MAINT_H */

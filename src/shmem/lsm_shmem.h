@@ -1,0 +1,208 @@
+/*
+ * lsm_shmem.h — the shared-memory floor: memtable slots, the chunk arena the
+ * memtables live in, the map from an index to its slot, and the pins that
+ * keep a memtable alive for streaming scans.
+ *
+ * What it owns.  One LsmShared in shared memory: nslots slots and the arena.
+ * A slot caches one index's memtables (the active one and up to LSM_MAX_IMM
+ * immutable ones waiting for a flush), its maintenance requests (pending
+ * bits) and its statistics.  A slot is only a cache of the index's log pages:
+ * it may be dropped (LsmSlotReset) whenever nobody holds its lock, and the
+ * storage layer rebuilds it from the log (storage/lsmreplay.c).  This floor
+ * reads no page and calls no other layer of lsm_am; it uses key/ (the key
+ * descriptor) and the core's memtable and arena.
+ *
+ * Lock order: map lock -> slot lock (the map lock takes a slot lock only
+ * conditionally); slot lock -> arena lock; slot lock -> buffer content locks
+ * (taken by the storage layer).  Never wait for a heavyweight lock, or for
+ * another slot's lock, while holding a slot lock.
+ *
+ * Invariants.
+ *  - A slot's identity (dbid, spcid, relnumber, generation) changes only
+ *    under the map lock and the slot lock; every change bumps generation, so
+ *    a backend that cached a slot number revalidates it under the slot lock.
+ *  - A slot with pins (flushers) or pinned memtables (scans) is never
+ *    evicted or reset; a pinned memtable that leaves the slot is kept in
+ *    held[] until its last scan unpins it (lsmpin.c).
+ *  - The log state of a slot (loaded, in_recovery, log_*) is written by the
+ *    storage layer's log module (storage/lsmlog.c, storage/lsmreplay.c); this
+ *    floor only clears it when it drops the memtable (LsmSlotReset).
+ */
+#ifndef LSM_SHMEM_H
+#define LSM_SHMEM_H
+
+#include "postgres.h"
+
+#include "port/atomics.h"
+#include "storage/block.h"
+#include "storage/condition_variable.h"
+#include "storage/lwlock.h"
+#include "utils/relcache.h"
+
+#include "core/lsm_core.h"
+#include "key/lsmkey.h"
+#include "lsm_compat.h"
+#include "lsm_options.h"
+
+/*
+ * Immutable memtables per index.  Also the length of the metapage's imm[]
+ * (storage/lsm_storage.h): do not change without bumping LSM_FORMAT_VERSION.
+ */
+#define LSM_MAX_IMM				2
+
+#define LSM_CHUNK_SIZE			(64 * 1024)
+
+typedef struct LsmImmutable
+{
+	LsmMemtable mt;
+	uint32		epoch;			/* its log chain */
+	BlockNumber head;
+	uint32		pages;
+	uint64		id;				/* memtable identity (see LsmSlot.mt_id) */
+	int			scans;			/* streaming scans reading it */
+} LsmImmutable;
+
+/*
+ * A memtable the slot let go (flushed, or dropped by a reset) while streaming
+ * scans still read it: kept, chunks and all, until the last of them ends.
+ */
+typedef struct LsmHeldMemtable
+{
+	LsmMemtable mt;
+	uint64		id;
+	int			scans;
+} LsmHeldMemtable;
+
+/* Memtables scans may pin at once per slot (live or held): beyond it, a
+ * scan copies its whole range at its start instead. */
+#define LSM_MAX_HELD			8
+
+/*
+ * One shared-memory slot caches one index's memtable.  The memtable is a
+ * cache of the index's log pages and is rebuilt from them whenever the slot is
+ * lost (restart, eviction), so a slot can be dropped at any time nobody holds
+ * its lock.
+ */
+typedef struct LsmSlot
+{
+	/* identity: written under the map lock (and the slot lock) */
+	Oid			dbid;			/* InvalidOid: free */
+	Oid			spcid;
+	Oid			relnumber;
+	uint32		generation;		/* bumped whenever the identity changes */
+	uint64		last_used;		/* LRU clock */
+
+	/* cache state: under the slot lock */
+	bool		loaded;
+	bool		in_recovery;	/* loaded during recovery: may lag the log
+								 * after promotion, so catch up once more */
+	uint64		instance_id;
+	uint32		log_epoch;
+	BlockNumber log_head;
+	BlockNumber log_tail;		/* last log page replayed/appended */
+	uint16		log_tail_off;	/* pd_lower of log_tail already consumed */
+	uint32		log_pages;		/* pages in the current log chain */
+	LsmMemtable mt;				/* the active memtable */
+
+	/*
+	 * Streaming scans (lsmscan.c) name a memtable by an id that is never
+	 * reused in the slot, and pin it: a pinned memtable is not freed when it
+	 * is flushed or dropped but kept in held[] until its last scan ends, and
+	 * a slot with pins is never evicted.  Under the slot lock (exclusive to
+	 * change a count).
+	 */
+	uint64		mt_id;			/* id of the active memtable */
+	int			mt_scans;		/* scans reading the active memtable */
+	uint64		next_mt_id;
+	int			nheld;
+	LsmHeldMemtable held[LSM_MAX_HELD];
+
+	/* immutable memtables waiting for a flush, oldest first (as imm[] of
+	 * the metapage, which the slot mirrors) */
+	int			nimm;
+	LsmImmutable imm[LSM_MAX_IMM];
+
+	/* settings of the session that last inserted (0: none yet): a worker
+	 * compacts by these, not by its own GUC values */
+	int			l0_trigger;		/* lsm_am.l0_compaction_trigger */
+	int			memtable_kb;	/* effective memtable_size */
+	int			pins;			/* flushers reading imm[0] without the lock:
+								 * no eviction, imm[0] stays */
+
+	/* under the slot lock: facts for backpressure and statistics (not
+	 * durable; reset with the slot) */
+	uint32		l0_runs;		/* L0 runs in the manifest, last seen */
+	bool		vacuum_waiting; /* VACUUM wants maintenance to yield */
+	uint64		stalls_slowdown;	/* inserts delayed (l0_slowdown_trigger) */
+	uint64		stalls_stop;	/* inserts that waited */
+	uint64		stall_us;		/* time inserts spent stalled */
+	uint64		self_flushes;	/* flushes done by backends (no worker) */
+	uint64		wal_log;		/* WAL bytes of log appends */
+	uint64		wal_flush;		/* WAL bytes of flushes */
+	uint64		wal_compact;	/* WAL bytes of compactions */
+	ConditionVariable cv;		/* broadcast when a flush or compaction ends */
+
+	/* lookup counters (lsm_am.lookup_stats) */
+	pg_atomic_uint64 lookups;	/* scans with equality on leading columns */
+	pg_atomic_uint64 filter_probes;
+	pg_atomic_uint64 filter_negatives;	/* the filter said absent */
+	pg_atomic_uint64 filter_false_positives;	/* said maybe, run had none */
+	pg_atomic_uint64 data_pages_read;	/* run data pages read by scans */
+
+	/* background work (lsmworker.c, lsmmaint.c) */
+	Oid			indexoid;		/* pg_class OID of the index, for workers */
+	pg_atomic_uint32 pending;	/* LSM_WORK_* bits a worker should act on */
+	pg_atomic_uint32 queued;	/* bumped before every setting of pending */
+} LsmSlot;
+
+/* LsmSlot.pending bits */
+#define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
+#define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
+
+/*
+ * Queue work on a slot (without waking anybody).  The counter goes first: a
+ * worker that clears the bits when it is done and then finds the counter
+ * unchanged knows that no request came in between (LsmMaintain).
+ */
+static inline void
+LsmPendingSet(LsmSlot *slot, uint32 bits)
+{
+	pg_atomic_fetch_add_u32(&slot->queued, 1);
+	pg_atomic_fetch_or_u32(&slot->pending, bits);
+}
+
+typedef struct LsmShared
+{
+	int			nslots;
+	pg_atomic_uint64 clock;
+	LWLock	   *map_lock;		/* slot identities */
+	LWLock	   *arena_lock;		/* chunk allocation */
+	char	   *arena;			/* base of the chunk arena */
+	LsmSlot		slots[FLEXIBLE_ARRAY_MEMBER];
+} LsmShared;
+
+extern LsmShared *lsm_shared;
+
+/* start-up (module list of _PG_init) */
+extern void LsmShmemRequest(void);
+extern void LsmShmemStartup(void);
+/* ERROR unless lsm_am was preloaded (shared memory exists) */
+extern void LsmCheckPreloaded(void);
+extern LWLock *LsmSlotLock(int slotno);
+/* the slot of an index (found or assigned, LRU victim); ERROR if none */
+extern int	LsmSlotAssign(Relation index, uint32 *generation);
+extern void LsmSlotReset(LsmSlot *slot);
+extern void LsmSlotResetActive(LsmSlot *slot);
+extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
+							   bool may_evict);
+extern void LsmMemtableFree(LsmMemtable *mt);
+LSM_NORETURN extern void LsmMemtableOutOfMemory(Relation index);
+/* memtables of streaming scans: ids, pins, held[] (lsmpin.c) */
+extern void LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans);
+extern uint64 LsmNextMemtableId(LsmSlot *slot);
+extern const LsmMemtable *LsmSlotFindMemtable(const LsmSlot *slot, uint64 id);
+extern bool LsmScanPin(LsmSlot *slot, uint64 id);
+extern void LsmScanUnpin(int slotno, uint32 generation, uint64 id);
+extern bool LsmSlotScanPinned(const LsmSlot *slot);
+
+#endif							/* LSM_SHMEM_H */

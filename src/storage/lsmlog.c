@@ -1,0 +1,214 @@
+/*
+ * lsmlog.c — the log: the durable copy of a memtable, an append-only chain
+ * of log pages per memtable.  The append side (the replay side is
+ * lsmreplay.c): entries are written to the tail page of the active chain in
+ * one generic WAL record per page, a new page is linked in the record that
+ * allocates it, and the slot's log tail follows.  Byte layout:
+ * doc/page_format.md, "Log pages".
+ */
+#include "postgres.h"
+
+#include "access/xlog.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "storage/lsm_storage.h"
+
+/* Write one entry into a log page's free space.  REQUIRES: it fits. */
+static void
+LsmLogPagePut(Page page, const uint8 *key, int len)
+{
+	PageHeader	ph = (PageHeader) page;
+	uint16		l = (uint16) len;
+
+	memcpy((char *) page + ph->pd_lower, &l, sizeof(uint16));
+	memcpy((char *) page + ph->pd_lower + sizeof(uint16), key, len);
+	ph->pd_lower += LSM_LOG_ENTRY_HDR + len;
+}
+
+static bool
+LsmLogPageFits(Page page, int len)
+{
+	PageHeader	ph = (PageHeader) page;
+
+	return ph->pd_lower + LSM_LOG_ENTRY_HDR + len <= ph->pd_upper;
+}
+
+/*
+ * Checksum of a log page's content (xxHash64 seeded with the chain's epoch,
+ * folded to 16 bits; never 0, which means "no checksum").  Kept in the same
+ * record as every append, so it costs a few bytes of WAL per record.
+ */
+uint16
+LsmLogPageChecksum(Page page)
+{
+	uint64		h = lsm_hash64(LsmPageContent(page), LsmPageContentLen(page),
+							   LsmPageGetOpaque(page)->owner);
+	uint16		c = (uint16) (h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48));
+
+	return c != 0 ? c : 1;
+}
+
+/* Put entries [i, n) on page while they fit; returns the next one. */
+static int
+LsmLogPagePutMany(Page page, const LsmLogEntry *ents, int i, int n)
+{
+	while (i < n && LsmLogPageFits(page, ents[i].len))
+	{
+		LsmLogPagePut(page, ents[i].key, ents[i].len);
+		i++;
+	}
+	LsmPageGetOpaque(page)->checksum = LsmLogPageChecksum(page);
+	return i;
+}
+
+/*
+ * Append n entries to the active log chain (WAL-logged): one generic record
+ * per log page they go to, so a batch of small entries costs one record
+ * header and one page delta per page, not per entry.  A new page comes from
+ * the free list or the end of the index, in the same record that links it.
+ * REQUIRES: slot lock exclusive, slot loaded (so log_tail is current), n > 0,
+ * every entry small enough for an empty log page.
+ */
+void
+LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
+			 int *logged)
+{
+	int			i = 0;
+	bool		was_loaded = slot->loaded;
+
+	while (i < n)
+	{
+		Buffer		tailbuf = InvalidBuffer;
+		Buffer		metabuf;
+		Buffer		newbuf;
+		Page		tailpage;
+		GenericXLogState *state;
+		LsmMetaPageData *m;
+		BlockNumber blk;
+		Page		np;
+
+		if (BlockNumberIsValid(slot->log_tail))
+		{
+			tailbuf = ReadBuffer(index, slot->log_tail);
+			LockBuffer(tailbuf, BUFFER_LOCK_EXCLUSIVE);
+			slot->loaded = false;	/* until the tail checks out: a stale slot
+									 * rebuilds itself after the ERROR */
+			LsmCheckPage(index, tailbuf, LSM_PK_LOG, slot->log_epoch);
+			tailpage = BufferGetPage(tailbuf);
+			if (((PageHeader) tailpage)->pd_lower != slot->log_tail_off)
+			{
+				UnlockReleaseBuffer(tailbuf);
+				elog(ERROR, "lsm_am: log tail of index \"%s\" moved unexpectedly",
+					 RelationGetRelationName(index));
+			}
+			/* the caller's memtable may be ahead of the log: it says when not */
+			slot->loaded = was_loaded;
+
+			if (LsmLogPageFits(tailpage, ents[i].len))
+			{
+				Page		p;
+
+				state = GenericXLogStart(index);
+				p = GenericXLogRegisterBuffer(state, tailbuf, 0);
+				i = LsmLogPagePutMany(p, ents, i, n);
+				GenericXLogFinish(state);
+				*logged = i;
+				slot->log_tail_off = ((PageHeader) tailpage)->pd_lower;
+				UnlockReleaseBuffer(tailbuf);
+				continue;
+			}
+		}
+
+		/* a new page: the chain's first, or the tail is full */
+		metabuf = LsmLockMeta(index);
+		m = LsmPageGetMeta(BufferGetPage(metabuf));
+		if (m->active.epoch != slot->log_epoch ||
+			BlockNumberIsValid(m->active.head) != BlockNumberIsValid(slot->log_tail))
+		{
+			UnlockReleaseBuffer(metabuf);
+			if (BufferIsValid(tailbuf))
+				UnlockReleaseBuffer(tailbuf);
+			slot->loaded = false;
+			elog(ERROR, "lsm_am: log chain of index \"%s\" changed unexpectedly",
+				 RelationGetRelationName(index));
+		}
+		blk = LsmAllocChoose(m, 1);
+		LsmEnsureBlocks(index, blk + 1);
+		newbuf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_ZERO_AND_LOCK, NULL);
+
+		state = GenericXLogStart(index);
+		m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+		np = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
+		LsmAllocTake(m, blk, 1);
+		LsmInitPage(np, LSM_PK_LOG, slot->log_epoch);
+		i = LsmLogPagePutMany(np, ents, i, n);
+		if (BufferIsValid(tailbuf))
+		{
+			Page		tp = GenericXLogRegisterBuffer(state, tailbuf, 0);
+
+			LsmPageGetOpaque(tp)->next = blk;
+		}
+		else
+			m->active.head = blk;
+		GenericXLogFinish(state);
+		*logged = i;
+
+		if (!BufferIsValid(tailbuf))
+		{
+			slot->log_head = blk;
+			slot->log_pages = 0;
+		}
+		slot->log_tail = blk;
+		slot->log_tail_off = ((PageHeader) BufferGetPage(newbuf))->pd_lower;
+		slot->log_pages++;
+		UnlockReleaseBuffer(newbuf);
+		UnlockReleaseBuffer(metabuf);
+		if (BufferIsValid(tailbuf))
+			UnlockReleaseBuffer(tailbuf);
+	}
+}
+
+/*
+ * The blocks of log chain (epoch, head), in chain order (palloc'd).  Stops
+ * at the first page that is not of the chain.
+ */
+int
+LsmCollectChain(Relation index, uint32 epoch, BlockNumber head, BlockNumber **out)
+{
+	int			n = 0;
+	int			cap = 64;
+	BlockNumber blk = head;
+
+	*out = palloc(sizeof(BlockNumber) * cap);
+	while (BlockNumberIsValid(blk))
+	{
+		Buffer		buf = ReadBuffer(index, blk);
+		Page		page;
+		LsmPageOpaque op;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		op = LsmPageGetOpaque(page);
+		if (PageIsNew(page) || op->kind != LSM_PK_LOG || op->owner != epoch ||
+			op->page_id != LSM_PAGE_ID)
+		{
+			UnlockReleaseBuffer(buf);
+			break;
+		}
+		if (n == cap)
+		{
+			cap *= 2;
+			*out = repalloc(*out, sizeof(BlockNumber) * cap);
+		}
+		(*out)[n++] = blk;
+		blk = op->next;
+		UnlockReleaseBuffer(buf);
+		if (n > 100000000)
+			break;				/* a cycle: corruption, stop */
+	}
+	return n;
+}
+
