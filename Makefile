@@ -8,9 +8,15 @@ SHIM_SRCS = $(wildcard src/*.c src/*/*.c)
 CORE_SRCS = $(wildcard src/core/*.cc)
 OBJS = $(SHIM_SRCS:.c=.o) $(CORE_SRCS:.cc=.o)
 
-# pg_regress tests: sql/NAME.sql against expected/NAME.out
-REGRESS = $(patsubst sql/%.sql,%,$(filter-out sql/lsm_am--%,$(wildcard sql/*.sql)))
-REGRESS_OPTS = --inputdir=. --outputdir=regress_out
+# pg_regress tests: sql/NAME.sql against expected/NAME.out; lsm_setup first
+# (the extension and the helpers the others share).  `make installcheck`
+# runs them against the running server of PG_CONFIG (lsm_am preloaded), then
+# the TAP tests (tests/t/*.pl, each with its own clusters; as a non-root
+# user, as initdb requires).  tests/run_all.sh runs the same files.
+REGRESS = lsm_setup $(sort $(filter-out lsm_setup,$(patsubst sql/%.sql,%,$(filter-out sql/lsm_am--%,$(wildcard sql/*.sql)))))
+REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=regress_out
+TAP_TESTS = 1
+PROVE_TESTS = tests/t/*.pl
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CXXFLAGS = -std=c++17
@@ -33,6 +39,11 @@ src/core/%.o: src/core/%.cc $(wildcard src/core/*.h)
 
 $(SHIM_SRCS:.c=.o): $(wildcard src/*.h src/*/*.h) src/core/lsm_core.h
 
-.PHONY: unit
+.PHONY: unit check-layers
 unit:
 	$(MAKE) -C tests/unit check
+
+# The floors of the C shim point down (tests/check_layers.sh; also run by
+# the unit stage of tests/run_all.sh).
+check-layers: all
+	bash tests/check_layers.sh

@@ -12,11 +12,13 @@
 #   LSM_DIFF_SEED=N                            # seed of tap/004_differential
 #   LSM_TAP_TIMEOUT=900                        # seconds before a TAP file is killed
 #
-# Stages: unit (GoogleTest, `make -C tests/unit check`), regress (pg_regress,
+# Stages: unit (tests/check_layers.sh, then GoogleTest, `make -C tests/unit
+# check`), regress (pg_regress,
 # sql/*.sql against expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap
 # (prove, tests/t/*.pl with PostgreSQL::Test::Cluster).  Servers run as the
 # postgres user from a scratch copy in a temporary directory on private
-# sockets.  Each test file (the unit binary counts as one) is one result;
+# sockets.  Each test file (the unit binary and the layering check count
+# as one each) is one result;
 # the last line printed is "N passed, N failed" (summed over the versions)
 # and the exit status is non-zero when anything failed.  Without --pg/LSM_PG
 # the PostgreSQL of PG_CONFIG is used (the system's 15 by default).
@@ -186,6 +188,13 @@ copy_tests_to "$SRC"
 # ---------------------------------------------------------------- unit
 run_unit() {
 	local start=$SECONDS log=$SCRATCH/unit.log rc
+	# The floors of the C shim point down (includes, and calls when built).
+	lsm_log "unit: tests/check_layers.sh"
+	if bash "$LSM_REPO/tests/check_layers.sh"; then
+		record ok unit/layers
+	else
+		record fail "unit/layers (tests/check_layers.sh: an include or call points up)"
+	fi
 	lsm_log "unit: make -C tests/unit check"
 	if [ ! -f "$LSM_REPO/tests/unit/Makefile" ]; then
 		echo "tests/unit/Makefile is missing: no unit tests to run" >&2
@@ -210,10 +219,12 @@ run_unit() {
 run_regress() {
 	local start=$SECONDS dir=$SCRATCH/cluster-regress tests=() f name rc line
 	local out=$SRC/regress_out log=$SCRATCH/regress.log nfail=0 nseen=0
+	# lsm_setup first, always: the extension and the shared helpers
+	[ -e "$SRC/sql/lsm_setup.sql" ] && tests+=(lsm_setup)
 	for f in "$SRC"/sql/*.sql; do
 		[ -e "$f" ] || continue
 		name=$(basename "$f" .sql)
-		case $name in lsm_am--*) continue ;; esac
+		case $name in lsm_am--* | lsm_setup) continue ;; esac
 		wanted "$f" && tests+=("$name")
 	done
 	lsm_log "regress: ${#tests[@]} pg_regress tests"
