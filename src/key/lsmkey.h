@@ -27,6 +27,20 @@
 
 #define LSM_TID_SIZE 6
 
+/* Byte constants of the encodings (lsmkey.c writes them, lsmkeydecode.c reads them) */
+/* Class byte of a numeric value, in PostgreSQL's order (NaN greatest). */
+#define LSM_NUM_NEG_INF		0x01
+#define LSM_NUM_NEG			0x02
+#define LSM_NUM_ZERO		0x03
+#define LSM_NUM_POS			0x04
+#define LSM_NUM_POS_INF		0x05
+#define LSM_NUM_NAN			0x06
+
+/* Escaping of variable-length byte strings: 0x00 -> 0x00 0xFF, end 0x00 0x01 */
+#define LSM_ESC_BYTE		0xFF
+#define LSM_TERM_BYTE		0x01
+
+
 #define LSM_FLAG_NULL_FIRST 0x00
 #define LSM_FLAG_NOT_NULL	0x01
 #define LSM_FLAG_NULL_LAST	0x02

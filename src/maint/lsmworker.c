@@ -81,74 +81,9 @@
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
-#include "maint/lsm_maint.h"
+#include "maint/lsmworker_int.h"
 
-/* Tunables that are not worth a GUC, with their reason. */
-#define LSM_WORKER_SLOTS		64		/* maximum of lsm_am.max_workers */
-#define LSM_WORKERS_PER_DB		2		/* one flushes while one compacts */
-#define LSM_WORKER_POLL_MS		100		/* idle poll; DROP DATABASE probe */
-#define LSM_WORKER_RETRY_MS		5000	/* launcher retry after a failed start */
-#define LSM_WORKER_FAILURE_MS	(2 * LSM_WORKER_RETRY_MS)	/* backends self-serve
-															 * this long after one */
-#define LSM_WORKER_BACKOFF_MS	1000	/* first back-off of an index */
-#define LSM_WORKER_BACKOFF_MAX_MS 60000 /* longest back-off of an index */
-#define LSM_WORKER_ORPHAN_MS	60000	/* forget a start nobody can track */
-#define LSM_WORKER_LOG_MS		60000	/* "could not start" at most this often */
-
-/* The lock a worker holds on the index it maintains (see the header). */
-#define LSM_WORKER_LOCKMODE		ShareUpdateExclusiveLock
-
-/* Why starting a worker for a database failed. */
-typedef enum LsmStartFailure
-{
-	LSM_SF_REGISTER,			/* RegisterDynamicBackgroundWorker failed */
-	LSM_SF_START,				/* the worker exited before it connected */
-	LSM_SF_DATABASE,			/* the database is wanted by DROP DATABASE etc. */
-	LSM_SF_CAP					/* lsm_am.max_workers taken by other databases */
-} LsmStartFailure;
-
-/* One worker, from the launcher's decision to start it until it exits. */
-typedef struct LsmWorkerEntry
-{
-	bool		in_use;
-	bool		connected;		/* the worker reached its database */
-	Oid			dbid;
-	uint32		generation;		/* tells a late-starting worker it is stale */
-	pid_t		pid;			/* 0 until the worker runs */
-	Latch	   *latch;			/* the worker's, set by the worker */
-	int			busy_slot;		/* slot being maintained; -1: none */
-	TimestampTz start_requested;
-} LsmWorkerEntry;
-
-/* The last failure to start a worker for a database. */
-typedef struct LsmStartFailureEntry
-{
-	Oid			dbid;			/* InvalidOid: unused */
-	LsmStartFailure reason;
-	TimestampTz at;
-} LsmStartFailureEntry;
-
-typedef struct LsmWorkerShared
-{
-	slock_t		mutex;			/* protects everything below */
-	pid_t		launcher_pid;	/* 0: not running */
-	Latch	   *launcher_latch;
-	uint32		next_generation;
-	LsmWorkerEntry workers[LSM_WORKER_SLOTS];
-	LsmStartFailureEntry failures[LSM_WORKER_SLOTS];
-} LsmWorkerShared;
-
-/* What a worker is started with, in bgw_extra. */
-typedef struct LsmWorkerStartInfo
-{
-	int			entry;
-	uint32		generation;
-} LsmWorkerStartInfo;
-
-StaticAssertDecl(sizeof(LsmWorkerStartInfo) <= BGW_EXTRALEN,
-				 "LsmWorkerStartInfo must fit bgw_extra");
-
-static LsmWorkerShared *lsm_workers = NULL;
+LsmWorkerShared *lsm_workers = NULL;
 
 /* ------------------------------------------------------------------------
  * Module initialisation and shared memory
@@ -208,7 +143,7 @@ LsmWorkerShmemInit(void)
  * The worker table.  Helpers named *Locked REQUIRE lsm_workers->mutex.
  * ------------------------------------------------------------------------ */
 
-static LsmStartFailureEntry *
+LsmStartFailureEntry *
 LsmFailureFindLocked(Oid dbid)
 {
 	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
@@ -218,7 +153,7 @@ LsmFailureFindLocked(Oid dbid)
 }
 
 /* Remember that a worker for dbid could not be started (or kept). */
-static void
+void
 LsmFailureRecordLocked(Oid dbid, LsmStartFailure reason, TimestampTz now)
 {
 	LsmStartFailureEntry *f = LsmFailureFindLocked(dbid);
@@ -245,7 +180,7 @@ LsmFailureRecordLocked(Oid dbid, LsmStartFailure reason, TimestampTz now)
 	f->at = now;
 }
 
-static void
+void
 LsmFailureForgetLocked(Oid dbid)
 {
 	LsmStartFailureEntry *f = LsmFailureFindLocked(dbid);
@@ -255,7 +190,7 @@ LsmFailureForgetLocked(Oid dbid)
 }
 
 /* Workers of dbid starting or running. */
-static int
+int
 LsmLiveWorkersLocked(Oid dbid)
 {
 	int			n = 0;
@@ -270,7 +205,7 @@ LsmLiveWorkersLocked(Oid dbid)
  * Free entry i if it still is the incarnation gen; optionally remember a
  * failure for its database.  Returns whether it freed the entry.
  */
-static bool
+bool
 LsmEntryRelease(int i, uint32 gen, bool failed, LsmStartFailure reason)
 {
 	LsmWorkerEntry *e = &lsm_workers->workers[i];
@@ -371,348 +306,6 @@ LsmWorkersAvailable(Oid dbid)
 	/* every failed retry of the launcher renews the failure */
 	return TimestampDifferenceExceeds(failed_at, GetCurrentTimestamp(),
 									  LSM_WORKER_FAILURE_MS);
-}
-
-/* ------------------------------------------------------------------------
- * Launcher
- * ------------------------------------------------------------------------ */
-
-/* A database with pending work, as the launcher sees it in one round. */
-typedef struct LsmDbDemand
-{
-	Oid			dbid;
-	Oid			spcid;			/* of one of its slots: where to look for it */
-	int			indexes;		/* slots with pending work */
-	int			live;			/* workers starting or running */
-} LsmDbDemand;
-
-/* launcher-local state */
-static BackgroundWorkerHandle *launcher_handles[LSM_WORKER_SLOTS];
-static uint32 launcher_handle_gen[LSM_WORKER_SLOTS];
-static LsmDbDemand *launcher_demand;
-static int	launcher_rr;		/* rotates which database goes first */
-static TimestampTz launcher_last_log;
-
-static void
-LsmLauncherOnExit(int code, Datum arg)
-{
-	SpinLockAcquire(&lsm_workers->mutex);
-	if (lsm_workers->launcher_pid == MyProcPid)
-	{
-		lsm_workers->launcher_pid = 0;
-		lsm_workers->launcher_latch = NULL;
-	}
-	SpinLockRelease(&lsm_workers->mutex);
-}
-
-/*
- * Free the entries of workers that are gone without having freed their entry
- * themselves (they could not be forked, or never ran), and the handles of
- * workers that freed theirs.
- */
-static void
-LsmLauncherReap(TimestampTz now)
-{
-	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
-	{
-		LsmWorkerEntry *e = &lsm_workers->workers[i];
-		bool		in_use;
-		uint32		gen;
-		pid_t		pid;
-		TimestampTz requested;
-
-		SpinLockAcquire(&lsm_workers->mutex);
-		in_use = e->in_use;
-		gen = e->generation;
-		pid = e->pid;
-		requested = e->start_requested;
-		SpinLockRelease(&lsm_workers->mutex);
-
-		if (launcher_handles[i] != NULL &&
-			(!in_use || gen != launcher_handle_gen[i]))
-		{
-			pfree(launcher_handles[i]);
-			launcher_handles[i] = NULL;
-		}
-		if (!in_use)
-			continue;
-
-		if (launcher_handles[i] != NULL)
-		{
-			pid_t		hpid;
-
-			if (GetBackgroundWorkerPid(launcher_handles[i], &hpid) != BGWH_STOPPED)
-				continue;
-			pfree(launcher_handles[i]);
-			launcher_handles[i] = NULL;
-			/* a worker that ran freed its entry on exit: this one never did */
-			LsmEntryRelease(i, gen, true, LSM_SF_START);
-		}
-		else if (pid == 0 &&
-				 TimestampDifferenceExceeds(requested, now, LSM_WORKER_ORPHAN_MS))
-		{
-			/*
-			 * Started by an earlier launcher, whose handle died with it, and
-			 * still not running: forget it.  Should it start after all, it
-			 * finds its generation gone and exits.
-			 */
-			LsmEntryRelease(i, gen, false, LSM_SF_START);
-		}
-	}
-}
-
-/*
- * Does the database of d still exist?  DROP DATABASE removes its directories
- * before it commits; a slot of a dropped database (its pending bits set when
- * the drop interrupted a flush) would otherwise make us start workers that
- * cannot connect, forever.
- */
-static bool
-LsmDatabaseDirExists(Oid dbid, Oid spcid)
-{
-	char	   *path = GetDatabasePath(dbid, spcid);
-	struct stat st;
-	bool		exists;
-
-	exists = stat(path, &st) == 0 || errno != ENOENT;
-	pfree(path);
-	return exists;
-}
-
-/* Clear the pending bits of dbid's slots whose database directory is gone. */
-static void
-LsmLauncherForgetDroppedDatabase(Oid dbid)
-{
-	LWLockAcquire(lsm_shared->map_lock, LW_EXCLUSIVE);
-	for (int i = 0; i < lsm_shared->nslots; i++)
-	{
-		LsmSlot    *s = &lsm_shared->slots[i];
-
-		if (s->dbid == dbid && pg_atomic_read_u32(&s->pending) != 0 &&
-			!LsmDatabaseDirExists(s->dbid, s->spcid))
-			pg_atomic_write_u32(&s->pending, 0);
-	}
-	LWLockRelease(lsm_shared->map_lock);
-}
-
-/* Register a worker for dbid.  false: max_worker_processes is exhausted. */
-static bool
-LsmLauncherStartWorker(Oid dbid, TimestampTz now)
-{
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
-	LsmWorkerStartInfo info;
-	int			entry = -1;
-	uint32		gen = 0;
-
-	SpinLockAcquire(&lsm_workers->mutex);
-	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
-	{
-		LsmWorkerEntry *e = &lsm_workers->workers[i];
-
-		if (!e->in_use)
-		{
-			gen = ++lsm_workers->next_generation;
-			e->in_use = true;
-			e->connected = false;
-			e->dbid = dbid;
-			e->generation = gen;
-			e->pid = 0;
-			e->latch = NULL;
-			e->busy_slot = -1;
-			e->start_requested = now;
-			entry = i;
-			break;
-		}
-	}
-	SpinLockRelease(&lsm_workers->mutex);
-	if (entry < 0)
-		return true;			/* cannot happen: the cap is below the table */
-
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "lsm_am");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "lsm_worker_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "lsm_am worker for database %u", dbid);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "lsm_am worker");
-	bgw.bgw_main_arg = ObjectIdGetDatum(dbid);
-	info.entry = entry;
-	info.generation = gen;
-	memcpy(bgw.bgw_extra, &info, sizeof(info));
-	bgw.bgw_notify_pid = MyProcPid;
-
-	if (!RegisterDynamicBackgroundWorker(&bgw, &handle))
-	{
-		LsmEntryRelease(entry, gen, true, LSM_SF_REGISTER);
-		if (launcher_last_log == 0 ||
-			TimestampDifferenceExceeds(launcher_last_log, now, LSM_WORKER_LOG_MS))
-		{
-			launcher_last_log = now;
-			ereport(LOG,
-					(errmsg("lsm_am could not start a background worker for database %u",
-							dbid),
-					 errdetail("All max_worker_processes slots (%d) are in use; until a worker can start, backends flush and compact lsm indexes themselves.",
-							   max_worker_processes),
-					 errhint("Raise max_worker_processes (requires a restart) or lower lsm_am.max_workers.")));
-		}
-		return false;
-	}
-	launcher_handles[entry] = handle;
-	launcher_handle_gen[entry] = gen;
-	return true;
-}
-
-/* May the launcher (re)try starting a worker for dbid now? */
-static bool
-LsmLauncherMayStart(Oid dbid, TimestampTz now)
-{
-	LsmStartFailureEntry *f;
-	bool		ok = true;
-
-	SpinLockAcquire(&lsm_workers->mutex);
-	f = LsmFailureFindLocked(dbid);
-	if (f != NULL && f->reason != LSM_SF_CAP &&
-		!TimestampDifferenceExceeds(f->at, now, LSM_WORKER_RETRY_MS))
-		ok = false;
-	SpinLockRelease(&lsm_workers->mutex);
-	return ok;
-}
-
-/* One look at the slots: start the workers that are missing. */
-static void
-LsmLauncherRound(void)
-{
-	TimestampTz now = GetCurrentTimestamp();
-	int			ndbs = 0;
-	int			total = 0;
-
-	LsmLauncherReap(now);
-	if (lsm_max_workers <= 0)
-		return;
-
-	/* unlocked: the pending bits are a hint, an Oid is read atomically */
-	for (int i = 0; i < lsm_shared->nslots; i++)
-	{
-		LsmSlot    *s = &lsm_shared->slots[i];
-		Oid			dbid = s->dbid;
-		int			j;
-
-		if (!OidIsValid(dbid) || pg_atomic_read_u32(&s->pending) == 0)
-			continue;
-		for (j = 0; j < ndbs; j++)
-			if (launcher_demand[j].dbid == dbid)
-				break;
-		if (j == ndbs)
-		{
-			launcher_demand[ndbs].dbid = dbid;
-			launcher_demand[ndbs].spcid = s->spcid;
-			launcher_demand[ndbs].indexes = 0;
-			launcher_demand[ndbs].live = 0;
-			ndbs++;
-		}
-		launcher_demand[j].indexes++;
-	}
-	if (ndbs == 0)
-		return;
-
-	SpinLockAcquire(&lsm_workers->mutex);
-	for (int i = 0; i < LSM_WORKER_SLOTS; i++)
-		if (lsm_workers->workers[i].in_use)
-			total++;
-	for (int j = 0; j < ndbs; j++)
-		launcher_demand[j].live = LsmLiveWorkersLocked(launcher_demand[j].dbid);
-	SpinLockRelease(&lsm_workers->mutex);
-
-	/* first a worker for every database, then a second where useful */
-	launcher_rr = (launcher_rr + 1) % ndbs;
-	for (int pass = 1; pass <= 2; pass++)
-	{
-		for (int k = 0; k < ndbs; k++)
-		{
-			LsmDbDemand *d = &launcher_demand[(launcher_rr + k) % ndbs];
-			int			want = pass == 1 ? 1 : Min(d->indexes, LSM_WORKERS_PER_DB);
-
-			while (d->live < want)
-			{
-				if (!LsmLauncherMayStart(d->dbid, now))
-					break;
-				if (d->live == 0 && !LsmDatabaseDirExists(d->dbid, d->spcid))
-				{
-					LsmLauncherForgetDroppedDatabase(d->dbid);
-					d->live = want; /* nothing more for it this round */
-					break;
-				}
-				if (total >= lsm_max_workers)
-				{
-					/* backends of a starved database serve themselves */
-					if (d->live == 0)
-					{
-						SpinLockAcquire(&lsm_workers->mutex);
-						LsmFailureRecordLocked(d->dbid, LSM_SF_CAP, now);
-						SpinLockRelease(&lsm_workers->mutex);
-					}
-					break;
-				}
-				if (!LsmLauncherStartWorker(d->dbid, now))
-					return;		/* no slot for anyone: retry next round */
-				d->live++;
-				total++;
-			}
-		}
-	}
-}
-
-/* Entry point of the launcher (registered in LsmWorkerInit). */
-void
-lsm_launcher_main(Datum arg)
-{
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, SignalHandlerForShutdownRequest);
-	BackgroundWorkerUnblockSignals();
-
-	if (lsm_workers == NULL || lsm_shared == NULL)
-		proc_exit(0);			/* not preloaded: never registered, but be safe */
-
-	on_shmem_exit(LsmLauncherOnExit, (Datum) 0);
-	SpinLockAcquire(&lsm_workers->mutex);
-	lsm_workers->launcher_pid = MyProcPid;
-	lsm_workers->launcher_latch = MyLatch;
-	SpinLockRelease(&lsm_workers->mutex);
-
-	launcher_demand = MemoryContextAlloc(TopMemoryContext,
-										 sizeof(LsmDbDemand) * lsm_shared->nslots);
-
-	for (;;)
-	{
-		MemoryContext old;
-
-		CHECK_FOR_INTERRUPTS();
-		if (ShutdownRequestPending)
-		{
-			/*
-			 * Exit code 1: at server shutdown nothing is restarted anyway;
-			 * after a pg_terminate_backend() the postmaster restarts us in
-			 * bgw_restart_time (exit code 0 would unregister the launcher).
-			 */
-			proc_exit(1);
-		}
-		if (ConfigReloadPending)
-		{
-			ConfigReloadPending = false;
-			ProcessConfigFile(PGC_SIGHUP);
-		}
-
-		/* handles outlive a round; everything else is freed at once */
-		old = MemoryContextSwitchTo(TopMemoryContext);
-		LsmLauncherRound();
-		MemoryContextSwitchTo(old);
-
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 lsm_worker_naptime_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-	}
 }
 
 /* ------------------------------------------------------------------------
