@@ -1,5 +1,5 @@
 -- lsm_compaction: compaction policies (index option compaction, size_ratio),
--- changing the policy of an index, and lsm_am.l0_compaction_trigger.
+-- changing the policy of an index, and the index option l0_compaction_trigger.
 -- Flushes are explicit (lsm_am.flush() writes one level-0 run); the
 -- background workers compact, and lsm_am.wait_for_merges() waits for them.
 -- The server runs with the default settings (lsm_am.l0_compaction_trigger 4).
@@ -85,18 +85,20 @@ SELECT q, lsm_check(q) FROM (VALUES
 ) t(q);
 SELECT * FROM pg WHERE index = 'pl_tier_k';
 
--- lsm_am.l0_compaction_trigger set in a session: there, two level-0 runs
--- start a compaction, and lsm_am.wait_for_merges() waits until it is done
+-- the index option l0_compaction_trigger = 2: two level-0 runs start a
+-- compaction (a worker compacts by the index's options, never by a session's
+-- SET), and lsm_am.wait_for_merges() waits until it is done
 SELECT lsm_am.compact('pl_lev_k');
 SELECT runs_per_level FROM lsm_am.maintenance_stats('pl_lev_k');
-SET lsm_am.l0_compaction_trigger = 2;
+ALTER INDEX pl_lev_k SET (l0_compaction_trigger = 2);
+SELECT reloptions FROM pg_class WHERE relname = 'pl_lev_k';
 INSERT INTO pl_lev SELECT hashint8(900000 + g) FROM generate_series(1, 500) g;
 SELECT lsm_am.flush('pl_lev_k');
 INSERT INTO pl_lev SELECT hashint8(901000 + g) FROM generate_series(1, 500) g;
 SELECT lsm_am.flush('pl_lev_k');
 SELECT lsm_am.wait_for_merges('pl_lev_k', '10 seconds');
 SELECT coalesce(runs_per_level[1], 0) <= 1 AS merged FROM lsm_am.maintenance_stats('pl_lev_k');
-RESET lsm_am.l0_compaction_trigger;
+ALTER INDEX pl_lev_k RESET (l0_compaction_trigger);
 SELECT * FROM pg ORDER BY index;
 
 SET client_min_messages = warning;

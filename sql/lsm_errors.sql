@@ -80,6 +80,8 @@ CREATE INDEX ro_t_14 ON ro_t USING lsm (a) WITH (bloom_bits_per_key = 33);
 CREATE INDEX ro_t_15 ON ro_t USING lsm (a) WITH (bloom_columns = -1);
 CREATE INDEX ro_t_16 ON ro_t USING lsm (a) WITH (bloom_columns = 33);
 CREATE INDEX ro_t_17 ON ro_t USING lsm (a) WITH (bloom_bits_per_key = 'ten');
+CREATE INDEX ro_t_18 ON ro_t USING lsm (a) WITH (l0_compaction_trigger = 0);
+CREATE INDEX ro_t_19 ON ro_t USING lsm (a) WITH (l0_compaction_trigger = 65);
 CREATE INDEX ro_t_ok3 ON ro_t USING lsm (a) WITH (compaction = tiered, size_ratio = 2,
     bloom_bits_per_key = 0, bloom_columns = 0);
 CREATE INDEX ro_t_ok4 ON ro_t USING lsm (a) WITH (compaction = 'lazy', size_ratio = 100,

@@ -16,7 +16,7 @@ int			lsm_memory_mb = 64;
 int			lsm_max_indexes = 64;
 int			lsm_memtable_size_kb = LSM_MEMTABLE_SIZE_DEFAULT;
 int			lsm_flush_delay_ms = 0;
-int			lsm_l0_compaction_trigger = 4;
+int			lsm_l0_compaction_trigger = LSM_L0_TRIGGER_DEFAULT;
 int			lsm_l0_slowdown_trigger = 20;
 int			lsm_l0_stop_trigger = 36;
 int			lsm_max_workers = 2;
@@ -45,7 +45,7 @@ LsmOptionsInit(bool preload)
 	DefineCustomIntVariable("lsm_am.l0_compaction_trigger",
 							"Number of level-0 runs (flushed memtables) that starts a compaction into level 1.",
 							NULL,
-							&lsm_l0_compaction_trigger, 4, 1, 64,
+							&lsm_l0_compaction_trigger, LSM_L0_TRIGGER_DEFAULT, LSM_L0_TRIGGER_MIN, LSM_L0_TRIGGER_MAX,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.l0_slowdown_trigger",
 							"Number of level-0 runs at which inserts are slowed down.",
@@ -82,6 +82,10 @@ LsmOptionsInit(bool preload)
 	add_int_reloption(lsm_relopt_kind, "bloom_columns",
 					  "Leading index columns the bloom filters hash; 0 means all columns",
 					  1, 0, INDEX_MAX_KEYS, ShareUpdateExclusiveLock);
+	add_int_reloption(lsm_relopt_kind, "l0_compaction_trigger",
+					  "Number of level-0 runs that starts a compaction into level 1; default: lsm_am.l0_compaction_trigger",
+					  -1, LSM_L0_TRIGGER_MIN, LSM_L0_TRIGGER_MAX,
+					  ShareUpdateExclusiveLock);
 
 	/*
 	 * Server-start settings can only be defined while preloading (otherwise
@@ -128,6 +132,7 @@ lsmoptions(Datum reloptions, bool validate)
 		{"size_ratio", RELOPT_TYPE_INT, offsetof(LsmOptions, size_ratio)},
 		{"bloom_bits_per_key", RELOPT_TYPE_INT, offsetof(LsmOptions, bloom_bits_per_key)},
 		{"bloom_columns", RELOPT_TYPE_INT, offsetof(LsmOptions, bloom_columns)},
+		{"l0_compaction_trigger", RELOPT_TYPE_INT, offsetof(LsmOptions, l0_compaction_trigger)},
 	};
 	LsmOptions *opts;
 
@@ -182,4 +187,19 @@ LsmBloomColumnsOf(Relation index, int ncols)
 	if (c <= 0 || c > ncols)
 		c = ncols;
 	return c;
+}
+
+/*
+ * Level-0 runs that start a compaction: the index option, else the
+ * lsm_am.l0_compaction_trigger of the process compacting (for a worker, the
+ * server's configuration; never another session's SET).
+ */
+int
+LsmL0TriggerOf(Relation index)
+{
+	LsmOptions *opts = (LsmOptions *) index->rd_options;
+
+	if (opts && opts->l0_compaction_trigger >= LSM_L0_TRIGGER_MIN)
+		return opts->l0_compaction_trigger;
+	return lsm_l0_compaction_trigger;
 }

@@ -28,6 +28,7 @@ typedef struct LsmOptions
 	int			size_ratio;
 	int			bloom_bits_per_key;	/* 0: no filters */
 	int			bloom_columns;	/* leading columns hashed; 0: all */
+	int			l0_compaction_trigger;	/* -1 = lsm_am.l0_compaction_trigger */
 } LsmOptions;
 
 #define LSM_MEMTABLE_SIZE_MIN	64		/* kB */
@@ -36,6 +37,9 @@ typedef struct LsmOptions
 #define LSM_SIZE_RATIO_DEFAULT	10
 #define LSM_BLOOM_BITS_DEFAULT	10
 #define LSM_BLOOM_COLUMNS_DEFAULT 1
+#define LSM_L0_TRIGGER_MIN		1
+#define LSM_L0_TRIGGER_MAX		64
+#define LSM_L0_TRIGGER_DEFAULT	4
 
 /* ------------------------------------------------------------------------
  * GUCs (lsm_am.*)
@@ -68,5 +72,6 @@ extern int	LsmCompactionPolicyOf(Relation index);
 extern int	LsmSizeRatioOf(Relation index);
 extern int	LsmBloomBitsOf(Relation index);
 extern int	LsmBloomColumnsOf(Relation index, int ncols);
+extern int	LsmL0TriggerOf(Relation index);
 
 #endif							/* LSM_OPTIONS_H */

@@ -284,7 +284,6 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 			break;
 		self = !LsmWorkersAvailable(MyDatabaseId) || LsmIndexNewInXact(index);
 		slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
-		LsmPublishSettings(index, slot);
 		if (!self)
 			LsmPendingSet(slot, LSM_WORK_COMPACT);	/* while the slot is ours */
 		LsmSlotRelease(index, slot);

@@ -106,30 +106,6 @@ LsmSelfServe(Relation index, uint32 l0_runs)
 #define LSM_STALL_SELF_SERVE_MS	1000
 
 /*
- * Log ents[first, i), which are in the memtable already; then the slot is
- * loaded again.  *done moves past what was logged, also on ERROR.
- */
-static void
-LsmLogGroup(Relation index, LsmSlot *slot, const LsmLogEntry *ents,
-			int first, int i, volatile int *done)
-{
-	int			logged = 0;
-
-	PG_TRY();
-	{
-		LsmLogAppend(index, slot, ents + first, i - first, &logged);
-	}
-	PG_CATCH();
-	{
-		*done = first + logged;
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	*done = i;
-	slot->loaded = true;
-}
-
-/*
  * Insert ents[*done .. n) in order.  *done counts the entries appended to
  * both the log and the memtable; on ERROR it tells the caller where to
  * resume.
@@ -184,7 +160,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 				/* the memtable's entries must all be logged before it turns */
 				if (i > first)
 				{
-					LsmLogGroup(index, slot, ents, first, i, done);
+					LsmLogAppendGroup(index, slot, ents, first, i, done);
 					first = i;
 				}
 				LsmSwitchMemtable(index, slot);
@@ -193,7 +169,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			}
 
 			/* into the memtable now, into the log below: not loaded until then */
-			slot->loaded = false;
+			LsmLogMarkAhead(slot);
 			st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, ents[i].key, len);
 			if (st != LSM_OK)
 			{
@@ -203,10 +179,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			}
 		}
 		if (i > first)
-		{
-			LsmLogGroup(index, slot, ents, first, i, done);
-			LsmPublishSettings(index, slot);
-		}
+			LsmLogAppendGroup(index, slot, ents, first, i, done);
 		slot->wal_log += pgWalUsage.wal_bytes - wal0;
 
 		if (stall)

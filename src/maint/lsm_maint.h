@@ -44,10 +44,10 @@ extern bool LsmCompactLockConditional(Relation index);
 extern void LsmCompactUnlock(Relation index);
 extern void LsmSwitchMemtable(Relation index, LsmSlot *slot);
 extern bool LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
-						   double *removed, LsmStopCallback stop);
+						   double *removed, const LsmStop *stop);
 extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
 						double *removed);
-extern bool LsmCompactOnce(Relation index, LsmStopCallback stop);
+extern bool LsmCompactOnce(Relation index, const LsmStop *stop);
 extern void LsmCompactFull(Relation index);
 extern void LsmShrinkRelocating(Relation index);
 extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
@@ -56,7 +56,6 @@ extern bool LsmWorkPending(Relation index);
 /* shape of the levels and the compaction picker (lsmpolicy.c) */
 extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);
-extern void LsmPublishSettings(Relation index, LsmSlot *slot);
 
 /* ------------------------------------------------------------------------
  * Background workers (lsmworker.c)
@@ -89,7 +88,7 @@ PGDLLEXPORT void lsm_worker_main(Datum arg);
  * slot's pending bits for the work it did.  REQUIRES: a transaction, a
  * RowExclusiveLock on the index.  Raises ERROR on failure.
  */
-extern void LsmMaintain(Relation index, LsmStopCallback stop);
+extern void LsmMaintain(Relation index, const LsmStop *stop);
 
 
 #endif							/* LSM_MAINT_H */

@@ -96,52 +96,15 @@ LsmQueueWork(LsmSlot *slot, uint32 bits)
 }
 
 /*
- * Make the active memtable immutable and start a new log chain for inserts:
- * one metapage record.  REQUIRES: slot lock exclusive and loaded, an active
- * memtable with entries, slot->nimm < LSM_MAX_IMM.
+ * Make the active memtable immutable and start a new log chain for inserts
+ * (LsmLogStartChain: one metapage record), and queue its flush.  REQUIRES:
+ * slot lock exclusive and loaded, an active memtable with entries,
+ * slot->nimm < LSM_MAX_IMM.
  */
 void
 LsmSwitchMemtable(Relation index, LsmSlot *slot)
 {
-	Buffer		metabuf = LsmLockMeta(index);
-	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
-	GenericXLogState *state;
-	uint32		epoch;
-
-	Assert(slot->nimm < LSM_MAX_IMM && slot->mt.nentries > 0);
-	if (m->active.epoch != slot->log_epoch || m->nimm != (uint32) slot->nimm ||
-		m->active.head != slot->log_head || m->nimm >= LSM_MAX_IMM)
-	{
-		UnlockReleaseBuffer(metabuf);
-		slot->loaded = false;
-		elog(ERROR, "lsm_am: memtables of index \"%s\" changed unexpectedly",
-			 RelationGetRelationName(index));
-	}
-	state = GenericXLogStart(index);
-	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	m->imm[m->nimm] = m->active;
-	m->nimm++;
-	epoch = m->next_epoch++;
-	m->active.epoch = epoch;
-	m->active.head = InvalidBlockNumber;
-	GenericXLogFinish(state);
-	UnlockReleaseBuffer(metabuf);
-
-	slot->imm[slot->nimm].mt = slot->mt;
-	slot->imm[slot->nimm].epoch = slot->log_epoch;
-	slot->imm[slot->nimm].head = slot->log_head;
-	slot->imm[slot->nimm].pages = slot->log_pages;
-	slot->imm[slot->nimm].id = slot->mt_id;
-	slot->imm[slot->nimm].scans = slot->mt_scans;
-	slot->nimm++;
-	lsm_memtable_init(&slot->mt);
-	slot->mt_id = LsmNextMemtableId(slot);
-	slot->mt_scans = 0;
-	slot->log_epoch = epoch;
-	slot->log_head = InvalidBlockNumber;
-	slot->log_tail = InvalidBlockNumber;
-	slot->log_tail_off = 0;
-	slot->log_pages = 0;
+	LsmLogStartChain(index, slot);
 	LsmQueueWork(slot, LSM_WORK_FLUSH);
 }
 
@@ -208,7 +171,7 @@ LsmUnpin(int slotno, uint32 generation)
  */
 static bool
 LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
-				   double *removed, LsmStopCallback stop)
+				   double *removed, const LsmStop *stop)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 	int			slotno = LsmSlotNo(slot);
@@ -347,9 +310,6 @@ LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state, double *remo
 		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 		bool		active = slot->mt.nentries > 0;
 		int			nimm = slot->nimm;
-
-		if (!LsmIsWorker())
-			LsmPublishSettings(index, slot);
 
 		if (active && nimm < LSM_MAX_IMM)
 		{
@@ -499,7 +459,7 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
  * nothing to do or stop() made it give up.  REQUIRES: compaction lock.
  */
 static bool
-LsmCompactOnceGuts(Relation index, LsmStopCallback stop)
+LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	LsmPick    *pick = palloc(sizeof(LsmPick));
@@ -698,7 +658,7 @@ LsmShrinkRelocating(Relation index)
 
 bool
 LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
-			   double *removed, LsmStopCallback stop)
+			   double *removed, const LsmStop *stop)
 {
 	bool		result;
 
@@ -707,7 +667,7 @@ LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
 }
 
 bool
-LsmCompactOnce(Relation index, LsmStopCallback stop)
+LsmCompactOnce(Relation index, const LsmStop *stop)
 {
 	bool		result;
 
@@ -747,8 +707,6 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
  * LsmMaintain: what a worker does for one index
  * ------------------------------------------------------------------------ */
 
-static LsmStopCallback lsm_user_stop;
-
 /*
  * A worker with nothing more to do gives a large free tail back, if nobody
  * holds the index just then (LsmShrink takes its lock only if it is free:
@@ -776,23 +734,28 @@ LsmMaybeShrink(Relation index)
 	pfree(meta);
 }
 
-/* Stop for the caller's reason, or because VACUUM waits for our locks. */
+/*
+ * Stop for the caller's reason (arg: the caller's LsmStop, or NULL), or
+ * because VACUUM waits for our locks.
+ */
 static bool
-LsmMaintainStop(Relation index)
+LsmMaintainStop(Relation index, void *arg)
 {
+	const LsmStop *user = (const LsmStop *) arg;
 	LsmRelCache *cache = LsmGetRelCache(index);
 
 	if (cache->slot >= 0 && lsm_shared->slots[cache->slot].vacuum_waiting)
 		return true;
-	return lsm_user_stop && lsm_user_stop(index);
+	return user && user->fn(index, user->arg);
 }
 
 void
-LsmMaintain(Relation index, LsmStopCallback stop)
+LsmMaintain(Relation index, const LsmStop *stop)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
 	bool		stopped = false;
 	uint32		queued;
+	LsmStop		mstop = {LsmMaintainStop, unconstify(LsmStop *, stop)};
 
 	LsmSlotRelease(index, slot);
 
@@ -804,7 +767,6 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 	 */
 	queued = pg_atomic_read_u32(&slot->queued);
 	pg_memory_barrier();
-	lsm_user_stop = stop;
 
 	for (int round = 0; round < 1000 && !stopped; round++)
 	{
@@ -814,9 +776,9 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 		if (slot->l0_runs < (uint32) lsm_l0_stop_trigger &&
 			LsmFlushLockConditional(index))
 		{
-			while (!(stopped = LsmMaintainStop(index)) &&
+			while (!(stopped = LsmMaintainStop(index, mstop.arg)) &&
 				   slot->l0_runs < (uint32) lsm_l0_stop_trigger &&
-				   LsmFlushOldest(index, NULL, NULL, NULL, LsmMaintainStop))
+				   LsmFlushOldest(index, NULL, NULL, NULL, &mstop))
 				progress = true;
 			LsmFlushUnlock(index);
 		}
@@ -824,8 +786,8 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 			break;
 		if (LsmCompactLockConditional(index))
 		{
-			while (!(stopped = LsmMaintainStop(index)) &&
-				   LsmCompactOnce(index, LsmMaintainStop))
+			while (!(stopped = LsmMaintainStop(index, mstop.arg)) &&
+				   LsmCompactOnce(index, &mstop))
 			{
 				progress = true;
 				/* a waiting memtable goes first */
@@ -837,7 +799,6 @@ LsmMaintain(Relation index, LsmStopCallback stop)
 		if (!progress)
 			break;
 	}
-	lsm_user_stop = NULL;
 	if (!stopped && LsmIsWorker())
 		LsmMaybeShrink(index);
 	LsmWorkerReportActivity(NULL, index);

@@ -3,8 +3,9 @@
  * ratio, level-0 trigger, memtable size) and the call into the core's
  * compaction picker: which runs a compaction of the index should merge now.
  *
- * A worker compacts by the settings the inserting sessions published in the
- * slot (LsmPublishSettings), never by its own GUC values.
+ * Every shape setting is an index option (lsm_options.c), so a worker
+ * compacts an index by that index's settings; where an option is not set,
+ * the GUC of the process compacting applies (a worker's: the server's).
  */
 #include "postgres.h"
 
@@ -12,47 +13,14 @@
 
 #include "maint/lsm_maint.h"
 
-/*
- * Record this session's compaction settings in the slot (REQUIRES: slot
- * lock exclusive).  Workers compact by the settings of the sessions that
- * write to the index, so a SET lsm_am.l0_compaction_trigger in a session
- * applies to the merges its inserts cause.
- */
-void
-LsmPublishSettings(Relation index, LsmSlot *slot)
-{
-	slot->l0_trigger = lsm_l0_compaction_trigger;
-	slot->memtable_kb = LsmMemtableSizeKb(index);
-}
-
-/* The compaction settings that apply: a worker's come from the slot. */
-static void
-LsmEffectiveSettings(Relation index, int *l0_trigger, int *memtable_kb)
-{
-	*l0_trigger = lsm_l0_compaction_trigger;
-	*memtable_kb = LsmMemtableSizeKb(index);
-	if (LsmIsWorker())
-	{
-		LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
-
-		if (slot->l0_trigger > 0)
-		{
-			*l0_trigger = slot->l0_trigger;
-			*memtable_kb = slot->memtable_kb;
-		}
-		LsmSlotRelease(index, slot);
-	}
-}
-
 /* Target size of level 1 in pages: l0_compaction_trigger flushed memtables. */
 static uint64
 LsmLevelBasePages(Relation index)
 {
-	int			trigger,
-				mt_kb;
+	int			trigger = LsmL0TriggerOf(index);
+	int			mt_kb = LsmMemtableSizeKb(index);
 	uint64		mt_pages;
 
-	LsmEffectiveSettings(index, &trigger, &mt_kb);
 	/* a flushed run takes about half its memtable's arena (no skiplist) */
 	mt_pages = (uint64) mt_kb * 1024 / BLCKSZ / 2;
 	return Max((uint64) 16, mt_pages * trigger);
@@ -107,13 +75,7 @@ LsmPickOptionsOf(Relation index, LsmPickOptions *opt)
 	memset(opt, 0, sizeof(*opt));
 	opt->policy = (LsmCompactionPolicy) LsmCompactionPolicyOf(index);
 	opt->size_ratio = LsmSizeRatioOf(index);
-	{
-		int			trigger,
-					mt_kb;
-
-		LsmEffectiveSettings(index, &trigger, &mt_kb);
-		opt->l0_trigger = trigger;
-	}
+	opt->l0_trigger = LsmL0TriggerOf(index);
 	opt->level_base_pages = LsmLevelBasePages(index);
 	opt->max_runs = LSM_MAX_RUNS;
 }

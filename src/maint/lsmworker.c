@@ -337,7 +337,6 @@ typedef enum LsmWorkResult
 static bool am_lsm_worker = false;
 static int	worker_entry = -1;
 static uint32 worker_generation;
-static LsmWorkResult worker_stop_reason;	/* set by LsmWorkerStop */
 static TimestampTz worker_last_db_probe;
 static Oid	worker_name_relid = InvalidOid;
 static char worker_name[2 * NAMEDATALEN + 8];	/* "schema"."name" */
@@ -417,23 +416,27 @@ LsmDatabaseWanted(void)
 	return false;
 }
 
-/* LsmStopCallback of the worker: see the header comment. */
+/*
+ * LsmStopCallback of the worker (see the header comment); arg: the
+ * LsmWorkResult to set when it stops.
+ */
 static bool
-LsmWorkerStop(Relation index)
+LsmWorkerStop(Relation index, void *arg)
 {
+	LsmWorkResult *reason = (LsmWorkResult *) arg;
 	TimestampTz now;
 
 	CHECK_FOR_INTERRUPTS();
 	/* with an LWLock held, interrupts wait: let LsmMaintain unwind first */
 	if (ProcDiePending || QueryCancelPending)
 	{
-		worker_stop_reason = LSM_WR_YIELDED;
+		*reason = LSM_WR_YIELDED;
 		return true;
 	}
 	InvalidateCatalogSnapshot();
 	if (LockHasWaitersRelation(index, LSM_WORKER_LOCKMODE))
 	{
-		worker_stop_reason = LSM_WR_YIELDED;
+		*reason = LSM_WR_YIELDED;
 		return true;
 	}
 	now = GetCurrentTimestamp();
@@ -442,7 +445,7 @@ LsmWorkerStop(Relation index)
 		worker_last_db_probe = now;
 		if (LsmDatabaseWanted())
 		{
-			worker_stop_reason = LSM_WR_DATABASE;
+			*reason = LSM_WR_DATABASE;
 			return true;
 		}
 	}
@@ -514,10 +517,12 @@ LsmWorkerMaintainIndex(LsmCandidate *c)
 				result = LSM_WR_STALE;
 			else
 			{
+				LsmWorkResult reason = LSM_WR_DONE;
+				LsmStop		stop = {LsmWorkerStop, &reason};
+
 				LsmWorkerRememberName(index);
-				worker_stop_reason = LSM_WR_DONE;
-				LsmMaintain(index, LsmWorkerStop);
-				result = worker_stop_reason;
+				LsmMaintain(index, &stop);
+				result = reason;
 				/* a cancel LsmMaintain only stopped for: raise it here */
 				CHECK_FOR_INTERRUPTS();
 			}

@@ -122,10 +122,6 @@ typedef struct LsmSlot
 	int			nimm;
 	LsmImmutable imm[LSM_MAX_IMM];
 
-	/* settings of the session that last inserted (0: none yet): a worker
-	 * compacts by these, not by its own GUC values */
-	int			l0_trigger;		/* lsm_am.l0_compaction_trigger */
-	int			memtable_kb;	/* effective memtable_size */
 	int			pins;			/* flushers reading imm[0] without the lock:
 								 * no eviction, imm[0] stays */
 

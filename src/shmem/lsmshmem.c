@@ -213,8 +213,6 @@ LsmSlotAssign(Relation index, uint32 *generation)
 				LsmSlotReset(s);
 				s->instance_id = 0;
 				s->l0_runs = 0;
-				s->l0_trigger = 0;
-				s->memtable_kb = 0;
 				s->vacuum_waiting = false;
 				s->stalls_slowdown = s->stalls_stop = s->stall_us = 0;
 				s->self_flushes = 0;

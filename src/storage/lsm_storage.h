@@ -9,7 +9,7 @@
  *
  * It uses shmem/ (slots, arena), key/ and the C++ core below it, and never
  * the access method or maintenance above it: policy reaches it as arguments
- * and callbacks (LsmStopCallback, LsmDeadCallback).
+ * and callbacks (LsmStop, LsmDeadCallback).
  *
  * Lock order (within one index): slot lock -> metapage buffer lock -> any
  * other buffer lock of the index, and never two non-meta buffer locks at
@@ -194,9 +194,17 @@ extern int	lsm_manifest_readers;
 /* ------------------------------------------------------------------------
  * Pages, metapage, log and runs (lsmstore.c)
  * ------------------------------------------------------------------------ */
-/* Asked between pages of a flush or compaction: true abandons it (the
- * reserved pages are reclaimed by the next one).  NULL: never stop. */
-typedef bool (*LsmStopCallback) (Relation index);
+/*
+ * Asked between pages of a flush or compaction: fn(index, arg) returning true
+ * abandons it (the reserved pages are reclaimed by the next one).  Passed as
+ * a pointer; NULL: never stop.  arg carries the caller's state (no statics).
+ */
+typedef bool (*LsmStopCallback) (Relation index, void *arg);
+typedef struct LsmStop
+{
+	LsmStopCallback fn;
+	void	   *arg;
+} LsmStop;
 
 extern void LsmInitPage(Page page, uint16 kind, uint32 owner);
 extern void LsmInitMetaPage(Page page, uint64 fingerprint);
@@ -222,6 +230,12 @@ typedef struct LsmLogEntry
 } LsmLogEntry;
 extern void LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
 						 int *logged);
+/* switch: the active memtable becomes immutable, a new chain starts */
+extern void LsmLogStartChain(Relation index, LsmSlot *slot);
+/* inserts that put entries into the memtable before the log */
+extern void LsmLogMarkAhead(LsmSlot *slot);
+extern void LsmLogAppendGroup(Relation index, LsmSlot *slot, const LsmLogEntry *ents,
+							  int first, int i, volatile int *done);
 extern int	LsmCollectChain(Relation index, uint32 epoch, BlockNumber head,
 							BlockNumber **out);
 extern uint16 LsmLogPageChecksum(Page page);
@@ -258,7 +272,7 @@ typedef struct LsmRunWriter
 	uint32		cap;			/* pages reserved */
 	uint32		hiwater;		/* 1 + highest relative page written */
 	bool		delay;			/* lsm_am.flush_delay_ms applies */
-	LsmStopCallback stop;		/* asked after every page; NULL: never */
+	const LsmStop *stop;		/* asked after every page; NULL: never */
 	bool		stopped;		/* stop() said so: the caller abandons */
 	/* bloom filter (lsmbloom.c) */
 	struct LsmBloomBuilder *bloom;
@@ -351,7 +365,7 @@ extern bool LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
-						 uint16 level, LsmStopCallback stop, LsmDeadCallback dead,
+						 uint16 level, const LsmStop *stop, LsmDeadCallback dead,
 						 void *dead_state, double *removed, LsmRunRef *out);
 extern void LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno,
 						   const char *what);

@@ -212,3 +212,87 @@ LsmCollectChain(Relation index, uint32 epoch, BlockNumber head, BlockNumber **ou
 	return n;
 }
 
+/*
+ * Make the active memtable immutable and start a new, empty log chain for
+ * the next inserts: one metapage record; the slot's imm[] gains the old
+ * memtable with its chain.  REQUIRES: slot lock exclusive and loaded, an
+ * active memtable with entries, slot->nimm < LSM_MAX_IMM.
+ */
+void
+LsmLogStartChain(Relation index, LsmSlot *slot)
+{
+	Buffer		metabuf = LsmLockMeta(index);
+	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
+	GenericXLogState *state;
+	uint32		epoch;
+
+	Assert(slot->nimm < LSM_MAX_IMM && slot->mt.nentries > 0);
+	if (m->active.epoch != slot->log_epoch || m->nimm != (uint32) slot->nimm ||
+		m->active.head != slot->log_head || m->nimm >= LSM_MAX_IMM)
+	{
+		UnlockReleaseBuffer(metabuf);
+		slot->loaded = false;
+		elog(ERROR, "lsm_am: memtables of index \"%s\" changed unexpectedly",
+			 RelationGetRelationName(index));
+	}
+	state = GenericXLogStart(index);
+	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
+	m->imm[m->nimm] = m->active;
+	m->nimm++;
+	epoch = m->next_epoch++;
+	m->active.epoch = epoch;
+	m->active.head = InvalidBlockNumber;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
+
+	slot->imm[slot->nimm].mt = slot->mt;
+	slot->imm[slot->nimm].epoch = slot->log_epoch;
+	slot->imm[slot->nimm].head = slot->log_head;
+	slot->imm[slot->nimm].pages = slot->log_pages;
+	slot->imm[slot->nimm].id = slot->mt_id;
+	slot->imm[slot->nimm].scans = slot->mt_scans;
+	slot->nimm++;
+	lsm_memtable_init(&slot->mt);
+	slot->mt_id = LsmNextMemtableId(slot);
+	slot->mt_scans = 0;
+	slot->log_epoch = epoch;
+	slot->log_head = InvalidBlockNumber;
+	slot->log_tail = InvalidBlockNumber;
+	slot->log_tail_off = 0;
+	slot->log_pages = 0;
+}
+
+/*
+ * Log ents[first, i), which are in the memtable already (LsmLogMarkAhead);
+ * then the slot is loaded again.  *done moves past what was logged, also on ERROR.
+ */
+void
+LsmLogAppendGroup(Relation index, LsmSlot *slot, const LsmLogEntry *ents,
+			int first, int i, volatile int *done)
+{
+	int			logged = 0;
+
+	PG_TRY();
+	{
+		LsmLogAppend(index, slot, ents + first, i - first, &logged);
+	}
+	PG_CATCH();
+	{
+		*done = first + logged;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	*done = i;
+	slot->loaded = true;
+}
+
+/*
+ * The memtable is about to take entries the log does not have yet: the slot
+ * is not loaded until LsmLogAppendGroup has logged them (an ERROR in between
+ * makes the next LsmSlotAcquire rebuild the memtable from the log).
+ */
+void
+LsmLogMarkAhead(LsmSlot *slot)
+{
+	slot->loaded = false;
+}

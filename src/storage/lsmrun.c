@@ -287,7 +287,7 @@ LsmReadRunBounds(Relation index, const LsmRunRef *ref,
  */
 bool
 LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
-			 LsmStopCallback stop, LsmDeadCallback dead, void *dead_state,
+			 const LsmStop *stop, LsmDeadCallback dead, void *dead_state,
 			 double *removed, LsmRunRef *out)
 {
 	LsmRunCursor *cursors;

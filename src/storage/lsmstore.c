@@ -194,7 +194,7 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 		pg_usleep(lsm_flush_delay_ms * 1000L);
 		CHECK_FOR_INTERRUPTS();
 	}
-	if (w->stop && !w->stopped && w->stop(w->index))
+	if (w->stop && !w->stopped && w->stop->fn(w->index, w->stop->arg))
 		w->stopped = true;
 }
 
