@@ -283,7 +283,7 @@ LsmWakeWorkers(Oid dbid)
 }
 
 /*
- * See lsm.h.  Called for every insert while a memtable waits for its flush,
+ * See lsm_maint.h.  Called for every insert while a memtable waits for its flush,
  * so it reads the table without the spinlock: the answer is a hint that may
  * be a moment old either way, which backpressure tolerates (it asks again).
  */
@@ -365,7 +365,7 @@ LsmWorkerRememberName(Relation index)
 	InvalidateCatalogSnapshot();
 }
 
-/* See lsm.h. */
+/* See lsm_maint.h. */
 void
 LsmWorkerReportActivity(const char *what, Relation index)
 {

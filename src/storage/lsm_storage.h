@@ -192,7 +192,7 @@ extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
 extern int	lsm_manifest_readers;
 
 /* ------------------------------------------------------------------------
- * Pages, metapage, log and runs (lsmstore.c)
+ * Pages, metapage, log (lsmlog.c) and the run writer (lsmstore.c)
  * ------------------------------------------------------------------------ */
 /*
  * Asked between pages of a flush or compaction: fn(index, arg) returning true
@@ -300,7 +300,7 @@ extern uint64 LsmBloomHashPrefix(const LsmKeyDesc *desc, const uint8 *key, int l
 								 int ncols, bool *ok);
 
 /*
- * Backend cache of a run's header, fence pages and filter pages (lsmbloom.c),
+ * Backend cache of a run's header, fence pages and filter pages (lsmruncache.c),
  * each page loaded the first time a lookup needs it.
  */
 typedef struct LsmRunCacheEntry

@@ -6,7 +6,7 @@
  * reads is checked to be an lsm page of the expected kind, owner and format
  * version, and the metapage's manifest, free list, reservations and log heads
  * to lie inside the pages it accounts for.  The core's decoders validate the
- * content of run pages, the log replay (lsmshmem.c) every log page's checksum
+ * content of run pages, the log replay (lsmreplay.c) every log page's checksum
  * and entry.  Whatever fails is reported by LsmReportCorruption.
  */
 #include "postgres.h"
@@ -16,7 +16,7 @@
 
 #include "storage/lsm_storage.h"
 
-/* See lsm.h: the one shape of a corruption ERROR. */
+/* See lsm_storage.h: the one shape of a corruption ERROR. */
 void
 LsmReportCorruption(Relation index, BlockNumber blkno, const char *fmt,...)
 {

@@ -84,7 +84,7 @@ LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref)
 
 /*
  * Find the first data page to visit; false if the run can be skipped.  The
- * header and fence pages come from the backend's run cache (lsmbloom.c), so
+ * header and fence pages come from the backend's run cache (lsmruncache.c), so
  * a lookup reads only data pages.
  */
 static bool

@@ -1,6 +1,6 @@
 /*
- * lsmstore.c — pages and WAL: the metapage, the log chains and the run
- * writer.  Page allocation is lsmalloc.c, page checks lsmcheck.c.
+ * lsmstore.c — pages and WAL: the metapage and the run writer.  Page
+ * allocation is lsmalloc.c, page checks lsmcheck.c, the log lsmlog.c.
  *
  * What is WAL-logged and how:
  *  - a log append is one generic WAL record on the tail log page (a delta of

@@ -1,5 +1,5 @@
 # Inserts are buffered per backend and pushed into the index in batches (see
-# src/lsminsert.c).  What must hold, checked against a btree on the same
+# src/am/lsminsert.c).  What must hold, checked against a btree on the same
 # column (kb, a generated copy of k):
 #   - a transaction sees its own uncommitted rows through the lsm index, in
 #     every scan kind, and the lsm_am functions count them;
