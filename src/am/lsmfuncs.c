@@ -378,6 +378,9 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
+/* lsm_am.check_index: walks of the log chains without the slot lock */
+#define LSM_CHECK_TRIES			4
+
 PG_FUNCTION_INFO_V1(lsm_check_index);
 
 /*
@@ -402,6 +405,9 @@ lsm_check_index(PG_FUNCTION_ARGS)
 	BlockNumber file_blocks;
 	Datum		values[8];
 	bool		nulls[8] = {0};
+	BlockNumber *chain_blocks[1 + LSM_MAX_IMM];
+	int			chain_len[1 + LSM_MAX_IMM];
+	int			nchain = 0;
 
 	LsmCheckPreloaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -409,9 +415,55 @@ lsm_check_index(PG_FUNCTION_ARGS)
 	index = LsmOpenIndex(relid, RowExclusiveLock, false);
 	LsmFlushLock(index);
 	LsmCompactLock(index);
-	slot = LsmSlotAcquire(index, LW_SHARED);	/* no appends, no switches */
-	LsmReadMeta(index, meta, NULL);
-	file_blocks = RelationGetNumberOfBlocks(index);
+
+	/*
+	 * The maintenance locks keep flushes, compactions and VACUUM out; inserts
+	 * may still add log pages and switch memtables, which changes the
+	 * metapage.  Walk the log chains without the slot lock and take the
+	 * result if the metapage is unchanged afterwards; after a few tries under
+	 * a steady stream of new log pages, hold the slot lock (shared: no
+	 * appends, no switches) for the walk.
+	 */
+	for (int attempt = 0;; attempt++)
+	{
+		bool		hold = attempt >= LSM_CHECK_TRIES;
+		LsmMetaPageData *after;
+		int			nb;
+		BlockNumber *blocks;
+
+		slot = LsmSlotAcquire(index, LW_SHARED);
+		LsmReadMeta(index, meta, NULL);
+		file_blocks = RelationGetNumberOfBlocks(index);
+		if (!hold)
+			LsmSlotRelease(index, slot);
+		nchain = 0;
+		for (int c = 0; c <= (int) meta->nimm; c++)
+		{
+			LsmLogChain ch = c < (int) meta->nimm ? meta->imm[c] : meta->active;
+
+			nb = LsmCollectChain(index, ch.epoch, ch.head, &blocks);
+			chain_blocks[nchain] = blocks;
+			chain_len[nchain++] = nb;
+		}
+		if (hold)
+		{
+			LsmSlotRelease(index, slot);
+			break;
+		}
+		after = palloc(sizeof(LsmMetaPageData));
+		slot = LsmSlotAcquire(index, LW_SHARED);
+		LsmReadMeta(index, after, NULL);
+		LsmSlotRelease(index, slot);
+		if (memcmp(after, meta, sizeof(LsmMetaPageData)) == 0)
+		{
+			pfree(after);
+			break;
+		}
+		pfree(after);
+		for (int c = 0; c < nchain; c++)
+			pfree(chain_blocks[c]);
+		CHECK_FOR_INTERRUPTS();
+	}
 	owner = palloc0(Max(meta->nblocks, 1));
 
 #define LSM_MARK(blk, kind) \
@@ -423,15 +475,9 @@ lsm_check_index(PG_FUNCTION_ARGS)
 	} while (0)
 
 	LSM_MARK(0, 0);
-	for (int c = 0; c <= (int) meta->nimm; c++)
-	{
-		LsmLogChain ch = c < (int) meta->nimm ? meta->imm[c] : meta->active;
-		BlockNumber *blocks;
-		int			nb = LsmCollectChain(index, ch.epoch, ch.head, &blocks);
-
-		for (int i = 0; i < nb; i++)
-			LSM_MARK(blocks[i], 1);
-	}
+	for (int c = 0; c < nchain; c++)
+		for (int i = 0; i < chain_len[c]; i++)
+			LSM_MARK(chain_blocks[c][i], 1);
 	for (int r = 0; r < (int) meta->nruns; r++)
 		for (uint32 i = 0; i < meta->runs[r].npages; i++)
 			LSM_MARK(meta->runs[r].start + i, 2);
@@ -454,7 +500,6 @@ lsm_check_index(PG_FUNCTION_ARGS)
 							get_rel_name(relid), b, e)));
 			b = e;
 		}
-	LsmSlotRelease(index, slot);
 	LsmCompactUnlock(index);
 	LsmFlushUnlock(index);
 	relation_close(index, RowExclusiveLock);

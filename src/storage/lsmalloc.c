@@ -305,29 +305,65 @@ LsmReserveAtEnd(bool on)
 	lsm_reserve_at_end = on;
 }
 
+/*
+ * Where reservation which of npages goes, decided on a private copy of the
+ * metapage m (its stale extents freed first).
+ */
+static BlockNumber
+LsmReserveChoose(const LsmMetaPageData *m, int which, uint32 npages, BlockNumber below)
+{
+	LsmMetaPageData *copy = palloc(sizeof(LsmMetaPageData));
+	BlockNumber start;
+
+	memcpy(copy, m, sizeof(LsmMetaPageData));
+	LsmFreeAdd(copy, m->resv[which].start, m->resv[which].npages, 0);
+	LsmFreeAdd(copy, m->resv[2 + which].start, m->resv[2 + which].npages, 0);
+	start = LsmAllocChoose(copy, npages);
+	if (lsm_reserve_at_end && !BlockNumberIsValid(below))
+		start = copy->nblocks;
+	pfree(copy);
+	return start;
+}
+
+/*
+ * Extend the relation to upto blocks before taking the metapage lock:
+ * extension can wait (the disk, other extenders), and inserters that need
+ * the metapage lock for a new log page must not wait for it.  Pages at or
+ * beyond the metapage's nblocks are unused, so extending early is harmless;
+ * if someone took the pages meanwhile, LsmEnsureBlocks under the lock still
+ * extends (rarely).
+ */
+static void
+LsmPreExtend(Relation index, BlockNumber upto)
+{
+	LsmEnsureBlocks(index, upto);
+}
+
 static BlockNumber
 LsmReserveGuts(Relation index, int which, uint32 npages, BlockNumber below,
 			   uint32 *run_id)
 {
-	Buffer		metabuf = LsmLockMeta(index);
-	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
+	Buffer		metabuf;
+	LsmMetaPageData *m;
 	GenericXLogState *state;
 	BlockNumber start;
-	LsmExtent	stale = m->resv[which];
-	LsmExtent	stale_old = m->resv[2 + which];
+	LsmExtent	stale;
+	LsmExtent	stale_old;
+
+	/* a look without the lock: extend first if the extent will need it */
+	m = palloc(sizeof(LsmMetaPageData));
+	LsmReadMeta(index, m, NULL);
+	start = LsmReserveChoose(m, which, npages, below);
+	pfree(m);
+	if (!BlockNumberIsValid(below) || start < below)
+		LsmPreExtend(index, start + npages);
 
 	/* decide on a private copy, then apply inside the record */
-	{
-		LsmMetaPageData *copy = palloc(sizeof(LsmMetaPageData));
-
-		memcpy(copy, m, sizeof(LsmMetaPageData));
-		LsmFreeAdd(copy, stale.start, stale.npages, 0);
-		LsmFreeAdd(copy, stale_old.start, stale_old.npages, 0);
-		start = LsmAllocChoose(copy, npages);
-		if (lsm_reserve_at_end && !BlockNumberIsValid(below))
-			start = copy->nblocks;
-		pfree(copy);
-	}
+	metabuf = LsmLockMeta(index);
+	m = LsmPageGetMeta(BufferGetPage(metabuf));
+	stale = m->resv[which];
+	stale_old = m->resv[2 + which];
+	start = LsmReserveChoose(m, which, npages, below);
 	if (BlockNumberIsValid(below) && start >= below)
 	{
 		UnlockReleaseBuffer(metabuf);
@@ -371,12 +407,25 @@ LsmReserveBelow(Relation index, int which, uint32 npages, BlockNumber below,
 bool
 LsmReserveGrow(Relation index, int which, uint32 more)
 {
-	Buffer		metabuf = LsmLockMeta(index);
-	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
-	LsmExtent	r = m->resv[which];
-	BlockNumber end = r.start + r.npages;
+	Buffer		metabuf;
+	LsmMetaPageData *m;
+	LsmExtent	r;
+	BlockNumber end;
 	bool		ok = false;
 	GenericXLogState *state;
+
+	/* a look without the lock: at the end of the index, extend first */
+	m = palloc(sizeof(LsmMetaPageData));
+	LsmReadMeta(index, m, NULL);
+	end = m->resv[which].start + m->resv[which].npages;
+	if (end == m->nblocks)
+		LsmPreExtend(index, end + more);
+	pfree(m);
+
+	metabuf = LsmLockMeta(index);
+	m = LsmPageGetMeta(BufferGetPage(metabuf));
+	r = m->resv[which];
+	end = r.start + r.npages;
 
 	lsm_oldest_needed = 0;
 	if (end == m->nblocks)
@@ -409,10 +458,20 @@ LsmReserveGrow(Relation index, int which, uint32 more)
 BlockNumber
 LsmReserveMove(Relation index, int which, uint32 npages)
 {
-	Buffer		metabuf = LsmLockMeta(index);
-	LsmMetaPageData *m = LsmPageGetMeta(BufferGetPage(metabuf));
+	Buffer		metabuf;
+	LsmMetaPageData *m;
 	GenericXLogState *state;
-	BlockNumber start = m->nblocks;
+	BlockNumber start;
+
+	/* a look without the lock: extend first */
+	m = palloc(sizeof(LsmMetaPageData));
+	LsmReadMeta(index, m, NULL);
+	LsmPreExtend(index, m->nblocks + npages);
+	pfree(m);
+
+	metabuf = LsmLockMeta(index);
+	m = LsmPageGetMeta(BufferGetPage(metabuf));
+	start = m->nblocks;
 
 	LsmEnsureBlocks(index, start + npages);
 	state = GenericXLogStart(index);

@@ -190,10 +190,9 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 		w->hiwater = rel + 1;
 
 	if (w->delay && lsm_flush_delay_ms > 0)
-	{
 		pg_usleep(lsm_flush_delay_ms * 1000L);
-		CHECK_FOR_INTERRUPTS();
-	}
+	/* every page of a flush, merge, rewrite or build: no LWLock is held here */
+	CHECK_FOR_INTERRUPTS();
 	if (w->stop && !w->stopped && w->stop->fn(w->index, w->stop->arg))
 		w->stopped = true;
 }
