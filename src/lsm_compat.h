@@ -30,11 +30,9 @@
 #if PG_VERSION_NUM >= 160000
 #define LsmRelSpcOid(rel)		((rel)->rd_locator.spcOid)
 #define LsmRelFileNumber(rel)	((rel)->rd_locator.relNumber)
-#define LsmRelDbOid(rel)		((rel)->rd_locator.dbOid)
 #else
 #define LsmRelSpcOid(rel)		((rel)->rd_node.spcNode)
 #define LsmRelFileNumber(rel)	((rel)->rd_node.relNode)
-#define LsmRelDbOid(rel)		((rel)->rd_node.dbNode)
 #endif
 
 /*

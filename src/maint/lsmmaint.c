@@ -133,18 +133,8 @@ LsmFlushMemtable(LsmRunWriter *w, const LsmMemtable *mt, LsmDeadCallback dead,
 		size_t		len;
 
 		lsm_memtable_iter_key(&it, &key, &len);
-		if (dead)
-		{
-			ItemPointerData tid;
-
-			LsmEntryGetTid(key, (int) len, &tid);
-			if (dead(&tid, dead_state))
-			{
-				if (removed)
-					*removed += 1;
-				continue;
-			}
-		}
+		if (LsmEntryIsDead(key, len, dead, dead_state, removed))
+			continue;
 		LsmRunWriterAdd(w, key, (int) len);
 		(*kept)++;
 	}

@@ -328,6 +328,11 @@ extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32
 
 /* Callback deciding whether a TID is dead (VACUUM); NULL keeps everything. */
 typedef bool (*LsmDeadCallback) (ItemPointer tid, void *state);
+/* the one filter of flushes, merges and rewrites (lsmcheck.c) */
+extern bool LsmEntryIsDead(const uint8 *key, size_t len, LsmDeadCallback dead,
+						   void *dead_state, double *removed);
+/* the one check that a page belongs to log chain epoch (lsmcheck.c) */
+extern bool LsmIsLogPageOf(Page page, uint32 epoch);
 
 /* ------------------------------------------------------------------------
  * Reading runs, merging (lsmrun.c)

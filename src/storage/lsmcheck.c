@@ -132,3 +132,37 @@ LsmCheckMeta(Relation index, const LsmMetaPageData *meta)
 								head, meta->nblocks);
 	}
 }
+
+/*
+ * Is page a page of log chain epoch?  (Not one means the chain ends before
+ * it: a page that was never linked, or was reused after a flush.)
+ */
+bool
+LsmIsLogPageOf(Page page, uint32 epoch)
+{
+	LsmPageOpaque op = LsmPageGetOpaque(page);
+
+	return !PageIsNew(page) && op->kind == LSM_PK_LOG && op->owner == epoch &&
+		op->page_id == LSM_PAGE_ID;
+}
+
+/*
+ * The filter VACUUM passes down to flushes, merges and rewrites: is the
+ * entry's heap TID dead?  Counts it in *removed (if not NULL) when it is.
+ * dead NULL: nothing is dead.
+ */
+bool
+LsmEntryIsDead(const uint8 *key, size_t len, LsmDeadCallback dead, void *dead_state,
+			   double *removed)
+{
+	ItemPointerData tid;
+
+	if (dead == NULL)
+		return false;
+	LsmEntryGetTid(key, (int) len, &tid);
+	if (!dead(&tid, dead_state))
+		return false;
+	if (removed)
+		*removed += 1;
+	return true;
+}

@@ -192,8 +192,7 @@ LsmCollectChain(Relation index, uint32 epoch, BlockNumber head, BlockNumber **ou
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		op = LsmPageGetOpaque(page);
-		if (PageIsNew(page) || op->kind != LSM_PK_LOG || op->owner != epoch ||
-			op->page_id != LSM_PAGE_ID)
+		if (!LsmIsLogPageOf(page, epoch))
 		{
 			UnlockReleaseBuffer(buf);
 			break;

@@ -109,8 +109,7 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		op = LsmPageGetOpaque(page);
-		if (PageIsNew(page) || op->kind != LSM_PK_LOG || op->owner != epoch ||
-			op->page_id != LSM_PAGE_ID)
+		if (!LsmIsLogPageOf(page, epoch))
 		{
 			UnlockReleaseBuffer(buf);
 			return false;

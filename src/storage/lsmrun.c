@@ -331,18 +331,8 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 				continue;
 			}
 			LsmCheckStatus(index, st, InvalidBlockNumber, "merging runs");
-			if (dead)
-			{
-				ItemPointerData tid;
-
-				LsmEntryGetTid(key, (int) len, &tid);
-				if (dead(&tid, dead_state))
-				{
-					if (removed)
-						*removed += 1;
-					continue;
-				}
-			}
+			if (LsmEntryIsDead(key, len, dead, dead_state, removed))
+				continue;
 			LsmRunWriterAdd(&w, key, (int) len);
 			written++;
 		}
