@@ -7,7 +7,7 @@
  * byte and, when not NULL, a prefix-free value encoding; the heap TID ends
  * the entry.  Values that compare equal under the opclass encode to identical
  * bytes (1.0 and 1.00, -0.0 and 0.0, every NaN), so hashes of the bytes are
- * correct bloom-filter hashes.  Byte layouts: doc/key_encoding.md.
+ * correct bloom-filter hashes.  Byte layouts: doc/page_format.md, "Key encoding".
  *
  * Text is the delicate case.  The encoding must reproduce varstr_cmp()
  * exactly, which only a few collations allow:

@@ -5,7 +5,7 @@
  *
  * Who does it: background workers (lsmworker.c) call LsmMaintain; a backend
  * does the same work itself only when no worker can be had (backpressure
- * path in LsmInsertKey) or when asked to (lsm_am.flush, lsm_am.compact,
+ * path in LsmInsertBatch) or when asked to (lsm_am.flush, lsm_am.compact,
  * VACUUM).
  *
  * Locks, in this order:

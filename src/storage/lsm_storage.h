@@ -185,7 +185,7 @@ extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt
 extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
 
 /*
- * Scans of this backend that hold a manifest (LsmManifestReaders): the
+ * Scans of this backend that hold a manifest (lsm_manifest_readers): the
  * allocator may treat retired runs as unread only when there are none.  The
  * scan (am/lsmscan.c) counts itself in and out.
  */

@@ -8,7 +8,7 @@
 --   SET enable_seqscan = off;
 --   SELECT id FROM koc_numeric WHERE v >= 1.0 ORDER BY v, id;
 -- and for ordered scans ORDER BY v [DESC] [NULLS FIRST|LAST].
--- Encodings: doc/key_encoding.md.
+-- Encodings: doc/page_format.md, "Key encoding".
 
 CREATE TABLE koc_int2 (id serial PRIMARY KEY, v int2);
 INSERT INTO koc_int2 (v) VALUES (-32768), (32767), (0), (-1), (1), (255), (256),
