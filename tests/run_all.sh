@@ -53,7 +53,7 @@ while [ $# -gt 0 ]; do
 		;;
 	--pg=*) PG_VERSIONS=${1#--pg=}; shift ;;
 	--skip-setup) SKIP_SETUP=1; CHILD_ARGS+=("$1"); shift ;;
-	-h | --help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
 	-*) lsm_die "unknown option $1" ;;
 	*) FILTERS+=("$1"); CHILD_ARGS+=("$1"); shift ;;
 	esac
