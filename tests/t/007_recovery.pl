@@ -7,8 +7,11 @@
 # — which works only if every new page is logged as a full image — and
 # wal_consistency_checking = 'generic' verifies each generic-WAL record as it
 # is replayed.  After each crash every committed row must be found through
-# the index.  Also: a crash in the middle of CREATE INDEX leaves no index or a
-# complete one, never a broken one.
+# the index.  Also: a crash in the middle of CREATE INDEX leaves no index;
+# in the middle of REINDEX the old index; of REINDEX CONCURRENTLY the
+# original index valid and an invalid copy; of CREATE INDEX CONCURRENTLY an
+# invalid index that queries ignore (all as for btree); in a transaction that
+# truncated the table every row.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -148,6 +151,79 @@ is(sql("SELECT count(*) FROM pg_class WHERE relname = 'w_k'"), '0',
 sql('DROP INDEX IF EXISTS w_k; CREATE INDEX w_k ON w USING lsm (k)');
 check_table('CREATE INDEX after the crash', 'w', 'w_k');
 check_pages('CREATE INDEX after the crash', 'w_k');
+
+# ---- 5. crashes in the middle of REINDEX, REINDEX CONCURRENTLY, CREATE INDEX
+# CONCURRENTLY, and in a transaction that truncated the table.  Each build
+# is slowed by lsm_am.flush_delay_ms and the crash waits for it to write its
+# run (pg_stat_progress_create_index), so it certainly hits the build.
+sub crash_during_build
+{
+	my ($what, $stmt, $relid) = @_;
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	$s->query_until(qr/building/,
+		"SET lsm_am.flush_delay_ms = 20;\n\\echo building\n$stmt;\n");
+	my $writing = 0;
+	for (1 .. 600)
+	{
+		$writing = 1, last if sql("SELECT count(*) FROM pg_stat_progress_create_index
+			WHERE relid = '$relid'::regclass AND phase = 'building index: writing run'") eq '1';
+		usleep(50_000);
+	}
+	ok($writing, "$what is writing its run at the crash");
+	crash();
+	eval { $s->quit };
+}
+my $bw = check_table('before the REINDEX crash', 'w', 'w_k');
+my $w_node = sql("SELECT relfilenode FROM pg_class WHERE relname = 'w_k'");
+crash_during_build('REINDEX', 'REINDEX INDEX w_k', 'w');
+is(sql("SELECT relfilenode FROM pg_class WHERE relname = 'w_k'"), $w_node,
+	'a crash during REINDEX leaves the old index in place');
+is(check_table('after a crash during REINDEX', 'w', 'w_k'), $bw, 'the old index answers after the REINDEX crash');
+check_pages('after a crash during REINDEX', 'w_k');
+
+crash_during_build('REINDEX CONCURRENTLY', 'REINDEX INDEX CONCURRENTLY w_k', 'w');
+is(sql("SELECT indisvalid FROM pg_index WHERE indexrelid = 'w_k'::regclass"), 't',
+	'a crash during REINDEX CONCURRENTLY leaves the original index valid');
+is(check_table('after a crash during REINDEX CONCURRENTLY', 'w', 'w_k'), $bw,
+	'the original index answers after the REINDEX CONCURRENTLY crash');
+my $leftover = sql("SELECT string_agg(c.relname || ':' || i.indisvalid, ',') FROM pg_index i
+	JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'w'::regclass AND c.relname <> 'w_k'");
+like($leftover, qr/^w_k_ccnew\d*:false$/, 'REINDEX CONCURRENTLY left its invalid copy, as for btree');
+sql("DROP INDEX w_k_ccnew");
+sql('REINDEX INDEX CONCURRENTLY w_k');
+is(check_table('REINDEX CONCURRENTLY after the crash', 'w', 'w_k'), $bw, 'REINDEX CONCURRENTLY completes after the crash');
+check_pages('REINDEX CONCURRENTLY after the crash', 'w_k');
+
+crash_during_build('CREATE INDEX CONCURRENTLY', 'CREATE INDEX CONCURRENTLY w_k2 ON w USING lsm (k)', 'w');
+is(sql("SELECT indisvalid FROM pg_index WHERE indexrelid = 'w_k2'::regclass"), 'f',
+	'a crash during CREATE INDEX CONCURRENTLY leaves an invalid index, as for btree');
+like(sql("SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN (COSTS OFF) SELECT count(*) FROM w WHERE k > 0"),
+	qr/using w_k on w/, 'queries do not use the invalid index');
+sql('INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1500001, 1510000) g');
+$bw = check_table('inserts next to the invalid index', 'w', 'w_k');
+sql('DROP INDEX w_k2; CREATE INDEX CONCURRENTLY w_k2 ON w USING lsm (k)');
+is(check_table('CREATE INDEX CONCURRENTLY after the crash', 'w', 'w_k2'), $bw,
+	'CREATE INDEX CONCURRENTLY completes after the crash');
+check_pages('CREATE INDEX CONCURRENTLY after the crash', 'w_k2');
+sql('DROP INDEX w_k2');
+
+# TRUNCATE in a transaction that is still open at the crash (the new empty
+# index files are not committed), and one that committed
+my $tr = $node->background_psql('postgres', on_error_stop => 0);
+$tr->query_safe('BEGIN');
+$tr->query_safe('TRUNCATE w');
+$tr->query_safe("INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 100) g");
+crash();
+eval { $tr->quit };
+is(check_table('after a crash in a transaction that truncated', 'w', 'w_k'), $bw,
+	'a crash before TRUNCATE commits leaves every row and the index');
+check_pages('after a crash in a transaction that truncated', 'w_k');
+sql("TRUNCATE w; INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 5000) g");
+crash();
+is(check_table('after TRUNCATE, inserts and a crash', 'w', 'w_k'), '5000|' .
+	sql("$F_SEQ SELECT coalesce(sum(k), 0) FROM w") . '|12502500',
+	'after a committed TRUNCATE the index holds exactly the new rows');
+check_pages('after TRUNCATE, inserts and a crash', 'w_k');
 
 ok(!$node->log_contains(qr/inconsistent page found/), 'no inconsistent page found during redo');
 ok(!$node->log_contains(qr/PANIC|TRAP:/), 'no PANIC in the server log');
