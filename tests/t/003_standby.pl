@@ -370,6 +370,27 @@ ok($pgb_ok && $pgb_err !~ /abort|ERROR/, 'standby readers found exactly the fixe
 like($pgb_out, qr/number of transactions actually processed: [1-9]/, 'standby readers ran')
   or diag($pgb_out);
 
+# ---- 10b. an immediate stop of the standby in the middle of replay: the
+# primary inserts, flushes and compacts while the standby is stopped with
+# -m immediate and started again; it resumes replay from its last restart
+# point and must agree with the primary.
+{
+	my $w = $primary->background_psql('postgres');
+	$w->query_until(qr/writing/, "\\echo writing\n" . join('', map {
+		"INSERT INTO t SELECT g, (hashint4(g) % 50000)::int8, md5(g::text) FROM generate_series($_ * 1000000, $_ * 1000000 + 2999) g;\n"
+		  . "SELECT lsm_am.flush('t_k');\n" } 1 .. 8) . "\\echo written\n");
+	# stop the standby once it has replayed part of that work
+	my $lsn = $primary->lsn('insert');
+	$standby->poll_query_until('postgres', "SELECT pg_last_wal_replay_lsn() >= '$lsn'")
+	  or die 'the standby does not replay';
+	$standby->stop('immediate');
+	$w->query_until(qr/written/, '');
+	$w->quit;
+	$standby->start;
+	$next_id = 10_000_000;    # the rows above used ids of their own
+	check_step('standby stopped immediately mid-replay', [ 't_k', 'k' ], [ 't_v', 'v' ]);
+}
+
 # ---- 11. promotion: the former standby writes to the indexes it replayed
 insert_rows(700);
 $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
