@@ -131,7 +131,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		int64		done = 0;
 
 		/* the reservation is at the end of a new index: it grows in place */
-		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT, 64, (uint64) bs.indtuples, false);
+		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT, 64, (uint64) bs.indtuples, true);
 		PG_TRY();
 		{
 			while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
