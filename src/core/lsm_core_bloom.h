@@ -54,6 +54,9 @@ extern "C" {
 #define LSM_BLOOM_MAX_BITS_PER_KEY	32
 #define LSM_BLOOM_MAX_PROBES		12	/* largest k */
 #define LSM_BLOOM_PAGE_HEADER_SIZE	40
+/* Seed of lsm_hash64 for filter keys (run builders and probes).  On-disk
+ * constant: changing it changes every filter. */
+#define LSM_BLOOM_HASH_SEED			0x4C534D42
 
 typedef struct LsmBloomBuilder LsmBloomBuilder;
 
