@@ -324,8 +324,6 @@ extern LsmRelCache *LsmGetRelCache(Relation index);
 extern LsmSlot *LsmSlotAcquire(Relation index, LWLockMode mode);
 extern void LsmSlotRelease(Relation index, LsmSlot *slot);
 extern void LsmSlotReset(LsmSlot *slot);
-extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
-								  const uint8 *key, int len);
 extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 							   bool may_evict);
 extern void LsmMemtableFree(LsmMemtable *mt);
@@ -398,7 +396,8 @@ extern void LsmReserveCancel(Relation index, int which);
 typedef struct LsmRunWriter
 {
 	Relation	index;
-	LsmRunBuilder *builder;
+	LsmRunBuilder *builder;		/* owns the run's filter; owned by cxt */
+	MemoryContext cxt;			/* the writer's; deleting it frees builder */
 	uint32		run_id;
 	int			which;			/* LSM_RESV_* */
 	BlockNumber start;			/* first block of the reservation */
@@ -407,13 +406,9 @@ typedef struct LsmRunWriter
 	bool		delay;			/* lsm_am.flush_delay_ms applies */
 	LsmStopCallback stop;		/* asked after every page; NULL: never */
 	bool		stopped;		/* stop() said so: the caller abandons */
-	/* bloom filter (lsmbloom.c) */
-	struct LsmBloomBuilder *bloom;
-	int			bloom_bits;
+	/* bloom filter: leading columns it hashes (0: none), lsmbloom.c */
 	int			bloom_cols;
-	LsmKeyDesc *desc;
-	bool		have_last;
-	uint64		last_hash;
+	const LsmKeyDesc *desc;
 } LsmRunWriter;
 
 extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
@@ -421,16 +416,10 @@ extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 extern void LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len);
 extern void LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level);
 extern void LsmRunWriterAbandon(LsmRunWriter *w);
-extern void LsmRunWriterPutPage(LsmRunWriter *w, uint32 rel, uint16 kind,
-								const void *content, size_t len);
 
-/* lsmbloom.c: the run writer's filter */
-extern void LsmBloomBegin(LsmRunWriter *w, Relation index, uint64 expected_keys);
-extern void LsmBloomAddKey(LsmRunWriter *w, const uint8 *key, int len);
-extern void LsmBloomFinish(LsmRunWriter *w, LsmRunRef *ref, uint32 first_rel);
-extern void LsmBloomAbandon(LsmRunWriter *w);
-extern uint64 LsmBloomHashPrefix(const LsmKeyDesc *desc, const uint8 *key, int len,
-								 int ncols, bool *ok);
+/* lsmbloom.c: what the run writer's filter hashes (the core builds it) */
+extern int	LsmBloomBegin(LsmRunWriter *w, Relation index);
+extern size_t LsmBloomPrefixLen(LsmRunWriter *w, const uint8 *key, int len);
 
 /*
  * Backend cache of a run's header, fence pages and filter pages (lsmbloom.c),
@@ -510,7 +499,7 @@ typedef struct LsmRunCursor
 	bool		matched;		/* a page read held a key in the range */
 } LsmRunCursor;
 
-#define LSM_BLOOM_SEED			0x4C534D42	/* xxHash seed of filter keys */
+#define LSM_BLOOM_SEED			LSM_BLOOM_HASH_SEED	/* xxHash seed of filter keys */
 
 /* Scan range in encoded-key space (see lsm_merge_create). */
 typedef struct LsmRange
