@@ -511,8 +511,6 @@ typedef struct LsmRange
 } LsmRange;
 
 extern void LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref);
-extern bool LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
-							 bool backward, const LsmRange *range);
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,

@@ -4,9 +4,9 @@
  * A run cursor walks one run's data pages in either direction, starting at
  * the page that can hold the scan's first key (found by descending the fence
  * tree from the run's header page).  Every page read is checked to belong to
- * the run it was reached from.  Data pages are copied (decoded into a core
- * batch) under a share lock, so a cursor never holds a buffer lock between
- * calls.
+ * the run it was reached from.  A data page's content is copied under a
+ * share lock, so a cursor never holds a buffer lock between calls, and then
+ * handed to the merging iterator in one core call (LsmFeedRun).
  */
 #include "postgres.h"
 
@@ -212,35 +212,6 @@ LsmRunCursorAdvance(Relation index, LsmRunCursor *c, bool backward,
 	}
 	c->data_pages++;
 	return LsmReadRunPage(index, &c->ref, c->cur, LSM_PK_RUN_DATA, content);
-}
-
-/*
- * Replace batch's content with the run's next data page in the scan
- * direction.  Returns false when the run has no more pages.  (Scans and
- * merges feed pages with LsmFeedRun instead.)
- */
-bool
-LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
-				 bool backward, const LsmRange *range)
-{
-	uint8		content[BLCKSZ];
-	int			len;
-
-	lsm_batch_clear(batch);
-	len = LsmRunCursorAdvance(index, c, backward, range, content);
-	if (len < 0)
-		return false;
-	/* a forward scan decodes only what it needs of the page (point lookups) */
-	if (!backward && range != NULL && (range->lo != NULL || range->hi != NULL))
-		LsmCheckStatus(index,
-					   lsm_batch_add_datapage_range(batch, content, len,
-													range->lo, range->lolen,
-													range->hi, range->hilen),
-					   c->ref.start + c->cur, "reading a data page");
-	else
-		LsmCheckStatus(index, lsm_batch_add_datapage(batch, content, len),
-					   c->ref.start + c->cur, "reading a data page");
-	return true;
 }
 
 /*
