@@ -90,7 +90,7 @@ if [ "$ALL" = 1 ]; then
 	part_time "(d) build" "$t"
 	t=$(date +%s)
 	if [ "$QUICK" = 1 ]; then
-		bash "$BENCH_DIR/ingest.sh" --rows-scale 0.05 --read-reps 1 --read-seconds 1 --out "$OUT"
+		bash "$BENCH_DIR/ingest.sh" --duration 15 --read-reps 1 --read-seconds 1 --out "$OUT"
 	else
 		bash "$BENCH_DIR/ingest.sh" --out "$OUT"
 	fi

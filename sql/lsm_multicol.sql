@@ -80,6 +80,8 @@ SET enable_bitmapscan = off;
 
 -- plans
 EXPLAIN (COSTS OFF) SELECT * FROM mc WHERE a = 3 AND b = 'c' AND c > '2000-01-01 10:00';
+-- (a, b DESC, c): a = 3 and b < 'c' both bound the range; (b, a DESC) is bounded
+-- by b < 'c' alone and checks a = 3 on every entry: btree's choice is the former
 EXPLAIN (COSTS OFF) SELECT * FROM mc WHERE a = 3 AND b < 'c';
 EXPLAIN (COSTS OFF) SELECT a, b, c FROM mc ORDER BY a, b DESC, c NULLS FIRST LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT a, b, c FROM mc ORDER BY a DESC NULLS FIRST, b NULLS LAST, c DESC NULLS LAST LIMIT 5;

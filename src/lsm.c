@@ -79,7 +79,7 @@ _PG_init(void)
 							&lsm_l0_stop_trigger, 36, 1, 100,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.flush_delay_ms",
-							"Test hook: sleep this long after writing each page of a flush or merge, after each data page VACUUM visits, and before a truncation that gives pages back.",
+							"Test hook: sleep this long after writing each page of a flush, merge or CREATE INDEX, after each data page VACUUM visits, and before a truncation that gives pages back.",
 							"For crash tests only.",
 							&lsm_flush_delay_ms, 0, 0, 10000,
 							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);

@@ -135,7 +135,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		 * The writer's core objects belong to a memory context of this
 		 * statement: an ERROR (a cancel, say) frees them with it.
 		 */
-		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT, 64, (uint64) bs.indtuples, false);
+		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT, 64, (uint64) bs.indtuples, true);
 		while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
 		{
 			bytea	   *b = DatumGetByteaPP(d);

@@ -10,6 +10,7 @@
  * and entry.  Whatever fails is reported by LsmReportCorruption.
  */
 #include "postgres.h"
+#include "access/xlog.h"
 
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
@@ -58,6 +59,24 @@ LsmCheckPage(Relation index, Buffer buf, uint16 kind, uint32 owner)
 	Page		page = BufferGetPage(buf);
 	LsmPageOpaque op = LsmPageGetOpaque(page);
 
+	/*
+	 * On a hot standby the primary does not see this query's snapshot
+	 * (without hot_standby_feedback) and may have retired a run this scan
+	 * listed and reused its pages: a well-formed lsm page that now belongs to
+	 * something else is that, not corruption.  Cancel the query the way a
+	 * recovery conflict does, so that it can be retried (btree's standby
+	 * queries get the same error when the primary recycles pages they need).
+	 */
+	if (owner != 0 && RecoveryInProgress() && !PageIsNew(page) &&
+		((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(LsmPageOpaqueData)) &&
+		op->page_id == LSM_PAGE_ID && op->version == LSM_FORMAT_VERSION &&
+		(op->kind != kind || op->owner != owner))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("canceling statement due to conflict with recovery"),
+				 errdetail("Block %u of index \"%s\" was part of run %u when this query started; the primary has since retired that run and reused the page.",
+						   BufferGetBlockNumber(buf), RelationGetRelationName(index), owner),
+				 errhint("Retry the query. With hot_standby_feedback = on the primary keeps the pages that standby queries still read.")));
 	if (PageIsNew(page) ||
 		((PageHeader) page)->pd_special != BLCKSZ - MAXALIGN(sizeof(LsmPageOpaqueData)) ||
 		op->page_id != LSM_PAGE_ID || op->kind != kind ||

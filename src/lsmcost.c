@@ -84,6 +84,63 @@ LsmLeadingEquality(IndexPath *path)
 	return false;
 }
 
+/*
+ * The fraction of the index a scan reads, as btcostestimate finds it: only
+ * the clauses that bound the scanned key range count — those on the leading
+ * columns, up to and including the first column without an equality.  A
+ * clause on a later column (or on a column after a gap) narrows nothing: the
+ * scan reads the whole range of the bounding clauses and checks it on every
+ * entry.  genericcostestimate would take the selectivity of every clause and
+ * make a scan of (v, k) with a condition on k look as cheap as one of an
+ * index on k.  Returns -1 (let genericcostestimate decide) when an = ANY
+ * clause is present: it repeats the scan per element.
+ */
+static double
+LsmBoundedTuples(PlannerInfo *root, IndexPath *path)
+{
+	IndexOptInfo *index = path->indexinfo;
+	List	   *bound = NIL;
+	int			indexcol = 0;
+	bool		eqhere = false;
+	ListCell   *lc;
+	double		tuples;
+
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *ic = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		if (ic->indexcol != indexcol)
+		{
+			/* the next column bounds the range only after an equality */
+			if (!eqhere || ic->indexcol != indexcol + 1)
+				break;
+			indexcol = ic->indexcol;
+			eqhere = false;
+		}
+		foreach(lc2, ic->indexquals)
+		{
+			RestrictInfo *ri = lfirst_node(RestrictInfo, lc2);
+			Expr	   *clause = ri->clause;
+
+			if (IsA(clause, ScalarArrayOpExpr))
+				return -1;
+			if (IsA(clause, OpExpr) &&
+				get_op_opfamily_strategy(((OpExpr *) clause)->opno,
+										 index->opfamily[indexcol]) == BTEqualStrategyNumber)
+				eqhere = true;
+			else if (IsA(clause, NullTest) &&
+					 ((NullTest *) clause)->nulltesttype == IS_NULL)
+				eqhere = true;
+			bound = lappend(bound, ri);
+		}
+	}
+	tuples = clauselist_selectivity(root, bound, index->rel->relid, JOIN_INNER, NULL) *
+		index->rel->tuples;
+	list_free(bound);
+	return Max(rint(tuples), 1.0);
+}
+
 void
 lsmcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 				Cost *indexStartupCost, Cost *indexTotalCost,
@@ -98,6 +155,9 @@ lsmcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	double		descent;
 
 	MemSet(&costs, 0, sizeof(costs));
+	costs.numIndexTuples = LsmBoundedTuples(root, path);
+	if (costs.numIndexTuples < 0)
+		costs.numIndexTuples = 0;	/* genericcostestimate computes it */
 	genericcostestimate(root, path, loop_count, &costs);
 	LsmEstimateRuns(path->indexinfo->indexoid, &nruns, &nfiltered, &fpr);
 

@@ -126,11 +126,14 @@ want_stage() {
 }
 
 # Does file name $1 match the command-line filters (all files when none)?
+# MATCHED counts the files a filter matched: a filter that matches nothing
+# is a failure, not "0 passed, 0 failed".
+MATCHED=0
 wanted() {
 	local f
 	[ ${#FILTERS[@]} -eq 0 ] && return 0
 	for f in "${FILTERS[@]}"; do
-		case $(basename "$1") in *"$f"*) return 0 ;; esac
+		case $(basename "$1") in *"$f"*) MATCHED=$((MATCHED + 1)); return 0 ;; esac
 	done
 	return 1
 }
@@ -361,6 +364,12 @@ want_stage unit && run_unit
 want_stage regress && run_regress
 want_stage pgtap && run_pgtap
 want_stage tap && run_tap
+
+if [ ${#FILTERS[@]} -gt 0 ] && [ "$MATCHED" -eq 0 ] &&
+	{ want_stage regress || want_stage pgtap || want_stage tap; }; then
+	echo "no regress, pgTAP or TAP file matches ${FILTERS[*]} (stages: ${STAGES[*]})" >&2
+	record fail "filter '${FILTERS[*]}' matches no test file"
+fi
 
 cleanup
 trap - EXIT

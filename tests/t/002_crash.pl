@@ -17,6 +17,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmPlan;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init;
@@ -35,31 +38,47 @@ CREATE INDEX t_kv ON t USING lsm (v, k DESC);
 SELECT setseed(0.5);
 });
 
-# Every committed row must be reachable through both lsm indexes.
+# Every committed row must be reachable through both lsm indexes, and each
+# check asserts the plan it claims to test (a broken index would otherwise
+# fall back to a sequential scan and pass).
+my %scan_node = (
+	indexscan     => qr/Index Scan using t_k on t/,
+	bitmapscan    => qr/Bitmap Index Scan on t_k/,
+	indexonlyscan => qr/Index Only Scan using t_k on t/);
 sub check_all
 {
 	my ($what) = @_;
-	my $heap = $node->safe_psql('postgres', q{
-		SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;
+	my $noidx = 'SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
+	my $heap = $node->safe_psql('postgres', qq{$noidx
 		SELECT count(*), coalesce(sum(k), 0), count(DISTINCT v) FROM t WHERE k IS NOT NULL});
+	# the index-only scan can only return k: compare count and sum of k
+	my $heap_k = $node->safe_psql('postgres', qq{$noidx
+		SELECT count(*), coalesce(sum(k), 0) FROM t WHERE k IS NOT NULL});
 	for my $mode ('indexscan', 'bitmapscan', 'indexonlyscan')
 	{
-		my $set = join(' ', map { "SET enable_$_ = " . ($_ eq $mode ? 'on' : 'off') . ';' }
-			  ('indexscan', 'bitmapscan', 'indexonlyscan'));
-		my $idx = $node->safe_psql('postgres', qq{
-			SET enable_seqscan = off; $set
-			SELECT count(*), coalesce(sum(k), 0), count(DISTINCT v) FROM t WHERE k >= -9223372036854775808});
-		is($idx, $heap, "$what: $mode on t_k matches the heap");
+		# (enable_indexscan = off disables index-only scans too)
+		my $set = join(' ', map {
+				"SET enable_$_ = "
+				  . ($_ eq $mode || ($mode eq 'indexonlyscan' && $_ eq 'indexscan') ? 'on' : 'off') . ';'
+			} ('indexscan', 'bitmapscan', 'indexonlyscan'));
+		my $cols = $mode eq 'indexonlyscan'
+		  ? 'count(*), coalesce(sum(k), 0)'
+		  : 'count(*), coalesce(sum(k), 0), count(DISTINCT v)';
+		my $idx = query_planned($node, 'postgres', "SET enable_seqscan = off; $set",
+			"SELECT $cols FROM t WHERE k >= -9223372036854775808",
+			$scan_node{$mode}, "$what: $mode on t_k");
+		is($idx, $mode eq 'indexonlyscan' ? $heap_k : $heap, "$what: $mode on t_k matches the heap");
 	}
-	my $kv = $node->safe_psql('postgres', q{
-		SET enable_seqscan = off; SET enable_bitmapscan = off;
-		SELECT count(*), coalesce(sum(k), 0), count(DISTINCT v) FROM t WHERE v >= ''});
+	my $kv = query_planned($node, 'postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off;',
+		"SELECT count(*), coalesce(sum(k), 0), count(DISTINCT v) FROM t WHERE v >= ''",
+		qr/Index (Only )?Scan using t_kv on t/, "$what: t_kv");
 	is($kv, $heap, "$what: t_kv matches the heap");
-	# point lookups of a sample of rows
-	my $miss = $node->safe_psql('postgres', q{
-		SET enable_seqscan = off; SET enable_bitmapscan = off;
-		SELECT count(*) FROM (SELECT k FROM t TABLESAMPLE BERNOULLI (5) REPEATABLE (1)) s
-		WHERE NOT EXISTS (SELECT 1 FROM t t2 WHERE t2.k = s.k)});
+	# point lookups of a sample of rows, through t_k
+	my $probe = q{SELECT count(*) FROM (SELECT k FROM t TABLESAMPLE BERNOULLI (5) REPEATABLE (1)) s
+		WHERE NOT EXISTS (SELECT 1 FROM t t2 WHERE t2.k = s.k)};
+	my $miss = query_planned($node, 'postgres',
+		'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off;',
+		$probe, qr/Index (Only )?Scan using t_k on t t2/, "$what: sampled point lookups");
 	is($miss, '0', "$what: sampled point lookups all found");
 	return $heap;
 }

@@ -30,6 +30,19 @@ INSERT INTO t SELECT g, 1 FROM generate_series(1, 20000) g;
 CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
 VACUUM ANALYZE t;
 
+-- raises unless the plan of q contains want (a check must run the scan it
+-- claims to test: with enable_seqscan = off a broken index still falls back
+-- to a sequential scan)
+CREATE FUNCTION assert_plan(q text, want text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE line text; plan text := '';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    plan := plan || line || ' ';
+  END LOOP;
+  IF position(want IN plan) = 0 THEN
+    RAISE EXCEPTION 'expected "%" in the plan of %: %', want, q, plan;
+  END IF;
+END $$;
 -- raises unless the fixed rows are seen exactly once each
 CREATE FUNCTION check_fixed(kind text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE n bigint; s numeric; d bigint;
@@ -37,15 +50,19 @@ BEGIN
   SET LOCAL enable_seqscan = off;
   IF kind = 'bitmap' THEN
     SET LOCAL enable_indexscan = off; SET LOCAL enable_indexonlyscan = off;
+    PERFORM assert_plan('SELECT count(*), sum(k) FROM t WHERE k BETWEEN 1 AND 20000', 'Bitmap Index Scan on t_k ');
     SELECT count(*), sum(k) INTO n, s FROM t WHERE k BETWEEN 1 AND 20000;
   ELSIF kind = 'index' THEN
     SET LOCAL enable_bitmapscan = off; SET LOCAL enable_indexonlyscan = off;
+    PERFORM assert_plan('SELECT count(*), sum(k) FROM (SELECT k, tag FROM t WHERE k BETWEEN 1 AND 20000 ORDER BY k) x', 'Index Scan using t_k ');
     SELECT count(*), sum(k) INTO n, s FROM (SELECT k, tag FROM t WHERE k BETWEEN 1 AND 20000 ORDER BY k) x;
   ELSIF kind = 'ios' THEN
     SET LOCAL enable_bitmapscan = off;
+    PERFORM assert_plan('SELECT count(*), sum(k) FROM (SELECT k FROM t WHERE k <= 20000 ORDER BY k DESC) x', 'Index Only Scan Backward using t_k ');
     SELECT count(*), sum(k) INTO n, s FROM (SELECT k FROM t WHERE k <= 20000 ORDER BY k DESC) x;
   ELSE
     SET LOCAL enable_bitmapscan = off;
+    PERFORM assert_plan('SELECT k FROM t WHERE k >= 1 AND k <= 20000 ORDER BY k DESC LIMIT 20000', 'Index Only Scan Backward using t_k ');
     SELECT count(*), count(DISTINCT k) INTO n, d FROM (SELECT k FROM t WHERE k >= 1 AND k <= 20000 ORDER BY k DESC LIMIT 20000) x;
     s := 200010000;
     IF d <> n THEN RAISE EXCEPTION 'duplicates: % rows, % distinct', n, d; END IF;

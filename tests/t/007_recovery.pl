@@ -7,8 +7,11 @@
 # — which works only if every new page is logged as a full image — and
 # wal_consistency_checking = 'generic' verifies each generic-WAL record as it
 # is replayed.  After each crash every committed row must be found through
-# the index.  Also: a crash in the middle of CREATE INDEX leaves no index or a
-# complete one, never a broken one.
+# the index.  Also: a crash in the middle of CREATE INDEX leaves no index;
+# in the middle of REINDEX the old index; of REINDEX CONCURRENTLY the
+# original index valid and an invalid copy; of CREATE INDEX CONCURRENTLY an
+# invalid index that queries ignore (all as for btree); in a transaction that
+# truncated the table every row.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -40,21 +43,25 @@ sub check_table
 {
 	my ($what, $tab, $idx) = @_;
 	my $want = sql("$F_SEQ SELECT count(*), coalesce(sum(k), 0), coalesce(sum(id), 0) FROM $tab WHERE k IS NOT NULL");
+	my $q = "SELECT count(*), coalesce(sum(k), 0), coalesce(sum(id), 0) FROM $tab WHERE k IS NOT NULL";
 	for my $m (
-		[ 'index',  'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;' ],
-		[ 'bitmap', 'SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;' ])
+		[ 'index',  'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;',
+		  qr/Index Scan using $idx on $tab/ ],
+		[ 'bitmap', 'SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;',
+		  qr/Bitmap Index Scan on $idx\b/ ])
 	{
-		my ($mode, $force) = @$m;
-		like(sql("$force EXPLAIN (COSTS OFF) SELECT id FROM $tab WHERE k IS NOT NULL"),
-			qr/$idx/, "$what: [$mode] plan uses $idx");
-		is(sql("$force SELECT count(*), coalesce(sum(k), 0), coalesce(sum(id), 0) FROM $tab WHERE k IS NOT NULL"),
-			$want, "$what: [$mode] every committed row is found");
+		my ($mode, $force, $node_re) = @$m;
+		# the plan of the very query compared
+		like(sql("$force EXPLAIN (COSTS OFF) $q"), $node_re, "$what: [$mode] plan uses $idx");
+		is(sql("$force $q"), $want, "$what: [$mode] every committed row is found");
 	}
 	# point lookups of a sample through the index (nested loop, index inner side)
-	is(sql("SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_bitmapscan = off;
-	        WITH s AS MATERIALIZED (SELECT id, k FROM $tab WHERE k IS NOT NULL AND id % 37 = 0)
-	        SELECT count(*) FROM s WHERE NOT EXISTS (SELECT 1 FROM $tab t WHERE t.k = s.k AND t.id = s.id)"),
-		'0', "$what: sampled point lookups all succeed");
+	my $force_nl = 'SET enable_seqscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_bitmapscan = off;';
+	my $probe = "WITH s AS MATERIALIZED (SELECT id, k FROM $tab WHERE k IS NOT NULL AND id % 37 = 0)
+	        SELECT count(*) FROM s WHERE NOT EXISTS (SELECT 1 FROM $tab t WHERE t.k = s.k AND t.id = s.id)";
+	like(sql("$force_nl EXPLAIN (COSTS OFF) $probe"), qr/Nested Loop Anti Join(.|\n)*Index Scan using $idx on $tab\b/,
+		"$what: point lookups run through $idx");
+	is(sql("$force_nl $probe"), '0', "$what: sampled point lookups all succeed");
 	return $want;
 }
 
@@ -121,33 +128,102 @@ check_pages('after crash 3', 't_k');
 check_pages('after crash 3', 'u_k');
 
 # ---- 4. a crash in the middle of CREATE INDEX
+# lsm_am.flush_delay_ms (a test hook) sleeps after each page the build
+# writes: 1,500,000 keys take about 1,800 pages, so the build lasts many
+# seconds and the crash certainly hits it while it writes its run.
 sql('CREATE TABLE w (id int, k int8); INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 1500000) g; CHECKPOINT');
 my $bg = $node->background_psql('postgres', on_error_stop => 0);
-$bg->query_until(qr/building/, "\\echo building\nCREATE INDEX w_k ON w USING lsm (k);\n");
-# wait until the build is under way
-for (1 .. 100)
+$bg->query_until(qr/building/,
+	"SET lsm_am.flush_delay_ms = 20;\n\\echo building\nCREATE INDEX w_k ON w USING lsm (k);\n");
+# wait until the build writes its run (the phase after the table scan)
+my $writing = 0;
+for (1 .. 600)
 {
-	last if sql("SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = 'w'::regclass") eq '1';
-	usleep(20_000);
+	$writing = 1, last if sql("SELECT count(*) FROM pg_stat_progress_create_index
+		WHERE relid = 'w'::regclass AND phase = 'building index: writing run'") eq '1';
+	usleep(50_000);
 }
-usleep(300_000);
-my $in_progress = sql("SELECT count(*) FROM pg_stat_progress_create_index WHERE relid = 'w'::regclass");
-note("CREATE INDEX in progress at the crash: $in_progress");
+ok($writing, 'CREATE INDEX is writing its run');
 crash();
 eval { $bg->quit };
-my $exists = sql("SELECT count(*) FROM pg_class WHERE relname = 'w_k'");
-if ($exists eq '1')
-{
-	note('the CREATE INDEX committed before the crash');
-	check_table('index built before the crash', 'w', 'w_k');
-}
-else
-{
-	pass('a CREATE INDEX interrupted by a crash leaves no index');
-}
+is(sql("SELECT count(*) FROM pg_class WHERE relname = 'w_k'"), '0',
+	'a CREATE INDEX interrupted by a crash leaves no index');
 sql('DROP INDEX IF EXISTS w_k; CREATE INDEX w_k ON w USING lsm (k)');
 check_table('CREATE INDEX after the crash', 'w', 'w_k');
 check_pages('CREATE INDEX after the crash', 'w_k');
+
+# ---- 5. crashes in the middle of REINDEX, REINDEX CONCURRENTLY, CREATE INDEX
+# CONCURRENTLY, and in a transaction that truncated the table.  Each build
+# is slowed by lsm_am.flush_delay_ms and the crash waits for it to write its
+# run (pg_stat_progress_create_index), so it certainly hits the build.
+sub crash_during_build
+{
+	my ($what, $stmt, $relid) = @_;
+	my $s = $node->background_psql('postgres', on_error_stop => 0);
+	$s->query_until(qr/building/,
+		"SET lsm_am.flush_delay_ms = 20;\n\\echo building\n$stmt;\n");
+	my $writing = 0;
+	for (1 .. 600)
+	{
+		$writing = 1, last if sql("SELECT count(*) FROM pg_stat_progress_create_index
+			WHERE relid = '$relid'::regclass AND phase = 'building index: writing run'") eq '1';
+		usleep(50_000);
+	}
+	ok($writing, "$what is writing its run at the crash");
+	crash();
+	eval { $s->quit };
+}
+my $bw = check_table('before the REINDEX crash', 'w', 'w_k');
+my $w_node = sql("SELECT relfilenode FROM pg_class WHERE relname = 'w_k'");
+crash_during_build('REINDEX', 'REINDEX INDEX w_k', 'w');
+is(sql("SELECT relfilenode FROM pg_class WHERE relname = 'w_k'"), $w_node,
+	'a crash during REINDEX leaves the old index in place');
+is(check_table('after a crash during REINDEX', 'w', 'w_k'), $bw, 'the old index answers after the REINDEX crash');
+check_pages('after a crash during REINDEX', 'w_k');
+
+crash_during_build('REINDEX CONCURRENTLY', 'REINDEX INDEX CONCURRENTLY w_k', 'w');
+is(sql("SELECT indisvalid FROM pg_index WHERE indexrelid = 'w_k'::regclass"), 't',
+	'a crash during REINDEX CONCURRENTLY leaves the original index valid');
+is(check_table('after a crash during REINDEX CONCURRENTLY', 'w', 'w_k'), $bw,
+	'the original index answers after the REINDEX CONCURRENTLY crash');
+my $leftover = sql("SELECT string_agg(c.relname || ':' || i.indisvalid, ',') FROM pg_index i
+	JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'w'::regclass AND c.relname <> 'w_k'");
+like($leftover, qr/^w_k_ccnew\d*:false$/, 'REINDEX CONCURRENTLY left its invalid copy, as for btree');
+sql("DROP INDEX w_k_ccnew");
+sql('REINDEX INDEX CONCURRENTLY w_k');
+is(check_table('REINDEX CONCURRENTLY after the crash', 'w', 'w_k'), $bw, 'REINDEX CONCURRENTLY completes after the crash');
+check_pages('REINDEX CONCURRENTLY after the crash', 'w_k');
+
+crash_during_build('CREATE INDEX CONCURRENTLY', 'CREATE INDEX CONCURRENTLY w_k2 ON w USING lsm (k)', 'w');
+is(sql("SELECT indisvalid FROM pg_index WHERE indexrelid = 'w_k2'::regclass"), 'f',
+	'a crash during CREATE INDEX CONCURRENTLY leaves an invalid index, as for btree');
+like(sql("SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN (COSTS OFF) SELECT count(*) FROM w WHERE k > 0"),
+	qr/using w_k on w/, 'queries do not use the invalid index');
+sql('INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1500001, 1510000) g');
+$bw = check_table('inserts next to the invalid index', 'w', 'w_k');
+sql('DROP INDEX w_k2; CREATE INDEX CONCURRENTLY w_k2 ON w USING lsm (k)');
+is(check_table('CREATE INDEX CONCURRENTLY after the crash', 'w', 'w_k2'), $bw,
+	'CREATE INDEX CONCURRENTLY completes after the crash');
+check_pages('CREATE INDEX CONCURRENTLY after the crash', 'w_k2');
+sql('DROP INDEX w_k2');
+
+# TRUNCATE in a transaction that is still open at the crash (the new empty
+# index files are not committed), and one that committed
+my $tr = $node->background_psql('postgres', on_error_stop => 0);
+$tr->query_safe('BEGIN');
+$tr->query_safe('TRUNCATE w');
+$tr->query_safe("INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 100) g");
+crash();
+eval { $tr->quit };
+is(check_table('after a crash in a transaction that truncated', 'w', 'w_k'), $bw,
+	'a crash before TRUNCATE commits leaves every row and the index');
+check_pages('after a crash in a transaction that truncated', 'w_k');
+sql("TRUNCATE w; INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 5000) g");
+crash();
+is(check_table('after TRUNCATE, inserts and a crash', 'w', 'w_k'), '5000|' .
+	sql("$F_SEQ SELECT coalesce(sum(k), 0) FROM w") . '|12502500',
+	'after a committed TRUNCATE the index holds exactly the new rows');
+check_pages('after TRUNCATE, inserts and a crash', 'w_k');
 
 ok(!$node->log_contains(qr/inconsistent page found/), 'no inconsistent page found during redo');
 ok(!$node->log_contains(qr/PANIC|TRAP:/), 'no PANIC in the server log');

@@ -39,10 +39,24 @@ BEGIN
   EXECUTE format('CREATE INDEX %I ON %I USING lsm (k) WITH (memtable_size = 64)', tbl || '_k', tbl);
   EXECUTE format('CREATE INDEX %I ON %I (kb)', tbl || '_kb', tbl);
 END $$;
+-- raises unless the plan of q contains want (a check must run the scan it
+-- claims to test: with enable_seqscan = off a broken index still falls back
+-- to a sequential scan)
+CREATE FUNCTION assert_plan(q text, want text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE line text; plan text := '';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    plan := plan || line || ' ';
+  END LOOP;
+  IF position(want IN plan) = 0 THEN
+    RAISE EXCEPTION 'expected "%" in the plan of %: %', want, q, plan;
+  END IF;
+END $$;
 -- count and sum of the rows in [lo, hi] by one scan kind over one column
+-- (through the index on that column, asserted)
 CREATE FUNCTION probe(tbl text, col text, kind text, lo int8, hi int8) RETURNS text
 LANGUAGE plpgsql AS $$
-DECLARE r text;
+DECLARE r text; q text;
 BEGIN
   -- SET LOCAL outlasts the call inside a transaction block: set all of them
   SET LOCAL enable_seqscan = off;
@@ -53,8 +67,12 @@ BEGIN
     SET LOCAL enable_indexscan = on; SET LOCAL enable_indexonlyscan = on;
     SET LOCAL enable_bitmapscan = off;
   END IF;
-  EXECUTE format('SELECT count(*) || '':'' || coalesce(sum(%I), 0) FROM %I WHERE %I BETWEEN %s AND %s',
-                 col, tbl, col, lo, hi) INTO r;
+  q := format('SELECT count(*) || '':'' || coalesce(sum(%I), 0) FROM %I WHERE %I BETWEEN %s AND %s',
+              col, tbl, col, lo, hi);
+  PERFORM assert_plan(q, CASE WHEN kind = 'bitmap' THEN 'Bitmap Index Scan on ' ELSE 'Scan using ' END
+                         -- the lsm index exactly; any btree index on kb
+                         || tbl || '_' || col || CASE WHEN col = 'k' THEN ' ' ELSE '' END);
+  EXECUTE q INTO r;
   RETURN r;
 END $$;
 });
