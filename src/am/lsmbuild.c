@@ -130,31 +130,26 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		bool		isnull;
 		int64		done = 0;
 
-		/* the reservation is at the end of a new index: it grows in place */
+		/*
+		 * The reservation is at the end of a new index: it grows in place.
+		 * The writer's core objects belong to a memory context of this
+		 * statement: an ERROR (a cancel, say) frees them with it.
+		 */
 		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT, 64, (uint64) bs.indtuples, true);
-		PG_TRY();
+		while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
 		{
-			while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
-			{
-				bytea	   *b = DatumGetByteaPP(d);
+			bytea	   *b = DatumGetByteaPP(d);
 
-				LsmRunWriterAdd(&w, (uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
-				pfree(DatumGetPointer(d));
-				if (++done % 10000 == 0)
-				{
-					pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
-					CHECK_FOR_INTERRUPTS();
-				}
+			LsmRunWriterAdd(&w, (uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+			pfree(DatumGetPointer(d));
+			if (++done % 10000 == 0)
+			{
+				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
+				CHECK_FOR_INTERRUPTS();
 			}
-			LsmRunWriterFinish(&w, &ref, 1);
-			ref.level = LsmBuildLevel(index, ref.npages);
 		}
-		PG_CATCH();
-		{
-			LsmRunWriterAbandon(&w);
-			PG_RE_THROW();
-		}
-		PG_END_TRY();
+		LsmRunWriterFinish(&w, &ref, 1);
+		ref.level = LsmBuildLevel(index, ref.npages);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
 		have_run = true;
 	}

@@ -26,6 +26,7 @@
 #include "storage/indexfsm.h"
 
 #include "am/lsm_am.h"
+#include "lsmowner.h"
 
 typedef struct LsmVacState
 {
@@ -55,6 +56,8 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 	uint8	   *keep = palloc(BLCKSZ);
 	uint8	   *newcontent = palloc(BLCKSZ);
 	LsmBatch   *batch = NULL;
+	LsmCoreOwner *own;
+	LsmStatus	cst;
 	LsmRunHeader hdr;
 	uint64		live = 0;
 	Buffer		buf;
@@ -69,9 +72,12 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 	UnlockReleaseBuffer(buf);
 	LsmCheckStatus(index, lsm_runheader_parse(content, len, &hdr), ref->start,
 				   "reading a run header");
-	LsmCheckStatus(index, lsm_batch_create(&batch), InvalidBlockNumber, "vacuuming");
+	/* the batch belongs to the current memory context (lsmowner.h) */
+	own = LsmCoreOwnerCreate(CurrentMemoryContext, LSM_CORE_BATCH);
+	cst = lsm_batch_create(&batch);
+	own->obj = batch;
+	LsmCheckStatus(index, cst, InvalidBlockNumber, "vacuuming");
 
-	PG_TRY();
 	{
 		for (uint32 rel = 1; rel <= hdr.ndata_pages; rel++)
 		{
@@ -131,13 +137,7 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 				pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
 		}
 	}
-	PG_CATCH();
-	{
-		lsm_batch_destroy(batch);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	lsm_batch_destroy(batch);
+	LsmCoreOwnerRelease(own);
 	pfree(content);
 	pfree(keep);
 	pfree(newcontent);

@@ -12,10 +12,13 @@
 #include "lsm_core.h"
 
 #include <cstring>
+#include <memory>
 #include <new>
+#include <utility>
 
 #include "arena.h"
 #include "batch.h"
+#include "bloom.h"
 #include "hash.h"
 #include "memtable.h"
 #include "merge.h"
@@ -24,7 +27,8 @@
 #include "run_builder.h"
 
 struct LsmRunBuilder {
-  explicit LsmRunBuilder(size_t cap) : rep(cap) {}
+  LsmRunBuilder(size_t cap, std::unique_ptr<lsm::BloomBuilder> filter)
+      : rep(cap, std::move(filter)) {}
   lsm::RunBuilder rep;
 };
 
@@ -211,13 +215,25 @@ LsmStatus lsm_fence_find(const uint8_t* content, size_t len, int is_header,
 // ---------------------------------------------------------------------------
 // Run builder
 
-LsmStatus lsm_runbuilder_create(size_t content_cap,
+LsmStatus lsm_runbuilder_create(size_t content_cap, uint32_t bloom_bits_per_key,
+                                uint64_t bloom_expected_keys,
                                 LsmRunBuilder** out) noexcept {
   LSM_API_TRY
   if (out == nullptr) return LSM_INVALID;
   *out = nullptr;
   if (!lsm::RunBuilder::ValidCapacity(content_cap)) return LSM_INVALID;
-  *out = new LsmRunBuilder(content_cap);
+  std::unique_ptr<lsm::BloomBuilder> filter;
+  if (bloom_bits_per_key != 0) {
+    const uint32_t k = lsm::BloomNumProbes(bloom_bits_per_key);
+    if (k == 0) return LSM_INVALID;
+    const uint64_t nblocks = lsm::BloomNumBlocks(
+        bloom_expected_keys > 0 ? bloom_expected_keys : 1, bloom_bits_per_key);
+    if (nblocks > lsm::kBloomMaxBlocks ||
+        nblocks > SIZE_MAX / lsm::kBloomBlockBytes)
+      return LSM_TOO_LARGE;
+    filter.reset(new lsm::BloomBuilder(static_cast<uint32_t>(nblocks), k));
+  }
+  *out = new LsmRunBuilder(content_cap, std::move(filter));
   return LSM_OK;
   LSM_API_CATCH_STATUS
 }
@@ -228,11 +244,11 @@ void lsm_runbuilder_destroy(LsmRunBuilder* b) noexcept {
   LSM_API_CATCH_RETURN()
 }
 
-LsmStatus lsm_runbuilder_add(LsmRunBuilder* b, const uint8_t* key,
-                             size_t len) noexcept {
+LsmStatus lsm_runbuilder_add(LsmRunBuilder* b, const uint8_t* key, size_t len,
+                             size_t filter_prefix_len) noexcept {
   LSM_API_TRY
   if (b == nullptr) return LSM_INVALID;
-  return b->rep.Add(key, len);
+  return b->rep.Add(key, len, filter_prefix_len);
   LSM_API_CATCH_STATUS
 }
 
@@ -254,6 +270,13 @@ uint64_t lsm_runbuilder_count(const LsmRunBuilder* b) noexcept {
   LSM_API_TRY
   return b == nullptr ? 0 : b->rep.count();
   LSM_API_CATCH_RETURN(0)
+}
+
+LsmStatus lsm_runbuilder_info(const LsmRunBuilder* b, LsmRunInfo* out) noexcept {
+  LSM_API_TRY
+  if (b == nullptr || out == nullptr) return LSM_INVALID;
+  return b->rep.Info(out);
+  LSM_API_CATCH_STATUS
 }
 
 // ---------------------------------------------------------------------------
@@ -303,6 +326,17 @@ LsmStatus lsm_memtable_insert(void* base, LsmMemtable* mt, const uint8_t* key,
                               size_t len) noexcept {
   LSM_API_TRY
   return lsm::Memtable::Insert(base, mt, key, len);
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_memtable_insert_log(void* base, LsmMemtable* mt,
+                                  const uint8_t* content, size_t len,
+                                  size_t* pos) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || mt == nullptr || pos == nullptr ||
+      (content == nullptr && len > 0) || *pos > len)
+    return LSM_INVALID;
+  return lsm::Memtable::InsertLog(base, mt, content, len, pos);
   LSM_API_CATCH_STATUS
 }
 
@@ -435,6 +469,14 @@ LsmStatus lsm_merge_next(LsmMerge* m, const uint8_t** key, size_t* len,
   if (m == nullptr || key == nullptr || len == nullptr || need_src == nullptr)
     return LSM_INVALID;
   return m->rep.Next(key, len, need_src);
+  LSM_API_CATCH_STATUS
+}
+
+LsmStatus lsm_merge_feed_datapage(LsmMerge* m, int src, const uint8_t* content,
+                                  size_t len, int* in_range) noexcept {
+  LSM_API_TRY
+  if (m == nullptr) return LSM_INVALID;
+  return m->rep.FeedDataPage(src, content, len, in_range);
   LSM_API_CATCH_STATUS
 }
 

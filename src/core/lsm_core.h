@@ -119,12 +119,17 @@ LsmStatus	lsm_fence_find(const uint8_t *content, size_t len, int is_header,
 						   uint32_t *child, int *child_is_data) LSM_NOEXCEPT;
 
 /* ------------------------------------------------------------------------
- * Run builder: streams sorted keys into the pages of one run.
+ * Run builder: streams sorted keys into the pages of one run, and owns the
+ * run's bloom filter (lsm_core_bloom.h), like LevelDB's TableBuilder owns its
+ * FilterBlockBuilder.  The shim hands it (entry, filter-prefix length) and
+ * gets back finished pages of every kind, which it only places (allocates
+ * blocks for) and WAL-logs: no per-key call goes back up.
  *
  * Pages are emitted with relative page numbers: data pages 1, 2, 3, ... in
- * order as they fill, then fence pages (ndata+1 ...), and the header (page 0)
- * last.  A shim that reserves block B for page 0 and appends each emitted page
- * at B + rel_page gets one contiguous extent.
+ * order as they fill; at finish the fence pages (ndata+1 ...), the header
+ * (page 0), then the filter pages (the header's npages ...).  A shim that
+ * reserves block B for page 0 and writes each emitted page at B + rel_page
+ * gets one contiguous extent.
  * ------------------------------------------------------------------------ */
 typedef struct LsmRunBuilder LsmRunBuilder;
 
@@ -132,7 +137,8 @@ typedef enum LsmPageKind
 {
 	LSM_PAGE_HEADER = 1,
 	LSM_PAGE_DATA = 2,
-	LSM_PAGE_FENCE = 3
+	LSM_PAGE_FENCE = 3,
+	LSM_PAGE_BLOOM = 4
 } LsmPageKind;
 
 typedef struct LsmPageOut
@@ -143,19 +149,48 @@ typedef struct LsmPageOut
 	size_t		len;
 } LsmPageOut;
 
-/* content_cap: bytes available in a page's content area (same for all kinds). */
-LsmStatus	lsm_runbuilder_create(size_t content_cap, LsmRunBuilder **out) LSM_NOEXCEPT;
+/* What a finished run is made of (the shim records it in the manifest). */
+typedef struct LsmRunInfo
+{
+	uint64_t	nentries;		/* keys added */
+	uint32_t	npages;			/* pages of the run: header, data, fence, filter */
+	uint32_t	bloom_start;	/* relative page of the first filter page; 0: none */
+	uint32_t	bloom_nblocks;	/* 64-byte filter blocks; 0: no filter */
+} LsmRunInfo;
+
+/*
+ * content_cap: bytes available in a page's content area (same for all
+ * kinds).  bloom_bits_per_key 0: no filter; 1..LSM_BLOOM_MAX_BITS_PER_KEY: a
+ * filter sized for bloom_expected_keys keys (0 counts as 1) at that many
+ * bits each.  LSM_INVALID for a bad capacity or bits_per_key, LSM_TOO_LARGE
+ * for a filter over 2^32 - 1 blocks, LSM_NO_MEMORY.  *out is NULL unless
+ * LSM_OK.
+ */
+LsmStatus	lsm_runbuilder_create(size_t content_cap, uint32_t bloom_bits_per_key,
+								  uint64_t bloom_expected_keys,
+								  LsmRunBuilder **out) LSM_NOEXCEPT;
 void		lsm_runbuilder_destroy(LsmRunBuilder *b) LSM_NOEXCEPT;	/* NULL ok */
-/* Keys strictly ascending.  LSM_OK, or LSM_PAGE_READY when pages wait to be
- * taken (the key was accepted either way), LSM_INVALID out of order,
- * LSM_TOO_LARGE. */
-LsmStatus	lsm_runbuilder_add(LsmRunBuilder *b, const uint8_t *key, size_t len) LSM_NOEXCEPT;
-/* No more keys: finish data, fence and header pages (then take them).  A run
- * with zero keys is LSM_INVALID: the shim never writes empty runs. */
+/*
+ * Keys strictly ascending.  With a filter, the first filter_prefix_len bytes
+ * of the key (the encoded bytes of its leading bloom_cols columns) are hashed
+ * with lsm_hash64(..., LSM_BLOOM_HASH_SEED) into it, each distinct hash of a
+ * run of equal adjacent hashes once; without a filter filter_prefix_len is
+ * ignored.  LSM_OK, or LSM_PAGE_READY when pages wait to be taken (the key
+ * was accepted either way), LSM_INVALID out of order or filter_prefix_len >
+ * len, LSM_TOO_LARGE.
+ */
+LsmStatus	lsm_runbuilder_add(LsmRunBuilder *b, const uint8_t *key, size_t len,
+							   size_t filter_prefix_len) LSM_NOEXCEPT;
+/* No more keys: finish data, fence, header and filter pages (then take
+ * them).  A run with zero keys is LSM_INVALID: the shim never writes empty
+ * runs. */
 LsmStatus	lsm_runbuilder_finish(LsmRunBuilder *b) LSM_NOEXCEPT;
-/* LSM_OK with *out filled, or LSM_END when no page waits. */
+/* LSM_OK with *out filled, or LSM_END when no page waits.  Filter pages are
+ * encoded one at a time as they are taken. */
 LsmStatus	lsm_runbuilder_take_page(LsmRunBuilder *b, LsmPageOut *out) LSM_NOEXCEPT;
 uint64_t	lsm_runbuilder_count(const LsmRunBuilder *b) LSM_NOEXCEPT;
+/* The finished run's shape; LSM_INVALID before lsm_runbuilder_finish. */
+LsmStatus	lsm_runbuilder_info(const LsmRunBuilder *b, LsmRunInfo *out) LSM_NOEXCEPT;
 
 /* ------------------------------------------------------------------------
  * Arena: fixed-size chunks carved from one shared-memory region; offsets are
@@ -191,6 +226,19 @@ void		lsm_memtable_init(LsmMemtable *mt) LSM_NOEXCEPT;
  * present: keys are unique), LSM_NEED_CHUNK (add a chunk and call again),
  * LSM_TOO_LARGE. */
 LsmStatus	lsm_memtable_insert(void *base, LsmMemtable *mt, const uint8_t *key, size_t len) LSM_NOEXCEPT;
+/*
+ * Insert the entries of a log page (content from *pos to len: each entry a
+ * native-endian u16 length, then that many key bytes; doc/page_format.md)
+ * into the memtable, one call per page.  LSM_OK: all inserted, *pos = len.
+ * LSM_NEED_CHUNK: *pos is the entry that needs room (add a chunk and call
+ * again).  LSM_CORRUPT: the entry at *pos has length 0 or runs past len.
+ * LSM_TOO_LARGE: the entry at *pos is over LSM_MAX_KEY_SIZE.  Entries before
+ * *pos are in the memtable in every case.  The caller validates entries as
+ * keys of its index before (the core sees opaque bytes).
+ * REQUIRES: memtable lock exclusive.
+ */
+LsmStatus	lsm_memtable_insert_log(void *base, LsmMemtable *mt, const uint8_t *content,
+									size_t len, size_t *pos) LSM_NOEXCEPT;
 /* REQUIRES: memtable lock exclusive. */
 void		lsm_memtable_add_chunk(void *base, LsmMemtable *mt, uint32_t chunk) LSM_NOEXCEPT;
 /* REQUIRES: memtable lock and arena lock exclusive.  Returns every chunk to
@@ -274,6 +322,17 @@ void		lsm_merge_source_done(LsmMerge *m, int src) LSM_NOEXCEPT;
  * LSM_END: every source is done.
  */
 LsmStatus	lsm_merge_next(LsmMerge *m, const uint8_t **key, size_t *len, int *need_src) LSM_NOEXCEPT;
+/*
+ * Feed source src (which lsm_merge_next asked for) the next data page of a
+ * run, one call per page: the page's content is decoded into the source's
+ * batch (for a forward scan with a bound, only what the scan needs of it, see
+ * lsm_batch_add_datapage_range) and the source is marked ready.  If in_range
+ * is not NULL, *in_range is 1 when a decoded key lies within [lo, hi] (a
+ * filter probe that let this page be read was not a false positive), else 0.
+ * LSM_CORRUPT if the page fails validation (the source is left unfed).
+ */
+LsmStatus	lsm_merge_feed_datapage(LsmMerge *m, int src, const uint8_t *content,
+									size_t len, int *in_range) LSM_NOEXCEPT;
 /* The source of the key lsm_merge_next last returned with LSM_OK; -1 if none. */
 int			lsm_merge_last_source(const LsmMerge *m) LSM_NOEXCEPT;
 

@@ -3,8 +3,11 @@
  *
  * Bloom filters of runs: a cache-local ("blocked") bloom filter, an array of
  * 64-byte blocks (512 bits, one cache line).  A key's 64-bit hash picks one
- * block and k bits inside it, so a probe reads one block.  The core only sees
- * hashes: the shim hashes the leading key columns with lsm_hash64.
+ * block and k bits inside it, so a probe reads one block.  A run's filter is
+ * built by its run builder (lsm_core.h), which hashes the filter prefix of
+ * each entry (the leading key columns; the shim says how long it is) with
+ * lsm_hash64(..., LSM_BLOOM_HASH_SEED); probes hash the same prefix.  The
+ * LsmBloomBuilder below builds a filter from hashes alone (tests, tools).
  *
  * This header is included at the end of lsm_core.h and relies on what that
  * file defined before it: LsmStatus and LSM_NOEXCEPT.  Include lsm_core.h,
@@ -54,6 +57,9 @@ extern "C" {
 #define LSM_BLOOM_MAX_BITS_PER_KEY	32
 #define LSM_BLOOM_MAX_PROBES		12	/* largest k */
 #define LSM_BLOOM_PAGE_HEADER_SIZE	40
+/* Seed of lsm_hash64 for filter keys (run builders and probes).  On-disk
+ * constant: changing it changes every filter. */
+#define LSM_BLOOM_HASH_SEED			0x4C534D42
 
 typedef struct LsmBloomBuilder LsmBloomBuilder;
 

@@ -126,6 +126,23 @@ LsmStatus Memtable::Insert(void* base, LsmMemtable* mt, const uint8_t* key,
   return LSM_OK;
 }
 
+LsmStatus Memtable::InsertLog(void* base, LsmMemtable* mt,
+                              const uint8_t* content, size_t len,
+                              size_t* pos) {
+  size_t p = *pos;
+  while (p < len) {
+    uint16_t klen;
+    if (len - p < sizeof(klen)) return LSM_CORRUPT;
+    std::memcpy(&klen, content + p, sizeof(klen));  // native order (the shim's)
+    if (klen == 0 || len - p - sizeof(klen) < klen) return LSM_CORRUPT;
+    LsmStatus st = Insert(base, mt, content + p + sizeof(klen), klen);
+    if (st != LSM_OK) return st;
+    p += sizeof(klen) + klen;
+    *pos = p;
+  }
+  return LSM_OK;
+}
+
 void Memtable::Release(void* base, LsmMemtable* mt) {
   const uint8_t* b = static_cast<const uint8_t*>(base);
   uint32_t c = mt->first_chunk;

@@ -46,6 +46,9 @@ class Memtable {
   static void Init(LsmMemtable* mt);
   static LsmStatus Insert(void* base, LsmMemtable* mt, const uint8_t* key,
                           size_t len);
+  // Inserts the entries of a log page from *pos on (lsm_memtable_insert_log).
+  static LsmStatus InsertLog(void* base, LsmMemtable* mt,
+                             const uint8_t* content, size_t len, size_t* pos);
   // Adds chunk to mt (places the head node if mt has none).  Returns
   // LSM_INVALID (and changes nothing) if chunk is not an arena chunk.
   static LsmStatus AddChunk(void* base, LsmMemtable* mt, uint32_t chunk);

@@ -77,6 +77,34 @@ void MergingIterator::SourceReady(int src) {
   SiftUp(heap_.size() - 1);
 }
 
+LsmStatus MergingIterator::FeedDataPage(int src, const uint8_t* content,
+                                        size_t len, int* in_range) {
+  if (src < 0 || src >= n_ || sources_[src].state != State::kNeed)
+    return LSM_INVALID;
+  Batch& b = sources_[src].batch.rep;
+  b.Clear();
+  // a forward scan decodes only what it needs of the page (point lookups)
+  LsmStatus st =
+      !backward_ && (has_lo_ || has_hi_)
+          ? b.AddDataPageRange(content, len, has_lo_ ? lo_.data() : nullptr,
+                               lo_.size(), has_hi_ ? hi_.data() : nullptr,
+                               hi_.size())
+          : b.AddDataPage(content, len);
+  if (st != LSM_OK) return st;
+  if (in_range != nullptr) {
+    *in_range = 0;
+    for (size_t i = 0; i < b.size(); i++) {
+      Slice k = b.Get(i);
+      if (!BeforeLo(k) && !BeyondHi(k)) {
+        *in_range = 1;
+        break;
+      }
+    }
+  }
+  SourceReady(src);
+  return LSM_OK;
+}
+
 void MergingIterator::SourceDone(int src) {
   if (src < 0 || src >= n_ || sources_[src].state == State::kActive) {
     misuse_ = true;

@@ -44,6 +44,10 @@ class MergingIterator {
   void SourceReady(int src);
   void SourceDone(int src);
   LsmStatus Next(const uint8_t** key, size_t* len, int* need_src);
+  // Decodes a run's data page into src's batch and marks it ready
+  // (lsm_merge_feed_datapage).
+  LsmStatus FeedDataPage(int src, const uint8_t* content, size_t len,
+                         int* in_range);
   // The source of the key Next() last returned (-1 before the first and
   // after LSM_NEED_PAGE or LSM_END): lets the caller name the page it came
   // from when the key turns out to be malformed.

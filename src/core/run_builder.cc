@@ -5,12 +5,13 @@
 #include <cstring>
 #include <utility>
 
+#include "hash.h"
 #include "port.h"
 
 namespace lsm {
 
-RunBuilder::RunBuilder(size_t content_cap)
-    : cap_(content_cap), data_(content_cap) {
+RunBuilder::RunBuilder(size_t content_cap, std::unique_ptr<BloomBuilder> filter)
+    : cap_(content_cap), data_(content_cap), filter_(std::move(filter)) {
   first_key_.reserve(LSM_MAX_KEY_SIZE);
   last_key_.reserve(LSM_MAX_KEY_SIZE);
 }
@@ -32,8 +33,10 @@ void RunBuilder::FlushDataPage() {
   data_.Reset();
 }
 
-LsmStatus RunBuilder::Add(const uint8_t* key, size_t len) {
+LsmStatus RunBuilder::Add(const uint8_t* key, size_t len,
+                          size_t filter_prefix_len) {
   if (finished_ || broken_ || (key == nullptr && len > 0)) return LSM_INVALID;
+  if (filter_ && filter_prefix_len > len) return LSM_INVALID;
   if (len > LSM_MAX_KEY_SIZE) return LSM_TOO_LARGE;
   if (count_ > 0 &&
       CompareKeys(key, len, last_key_.data(), last_key_.size()) <= 0)
@@ -47,6 +50,12 @@ LsmStatus RunBuilder::Add(const uint8_t* key, size_t len) {
   if (count_ == 0) first_key_.assign(key, key + len);
   last_key_.assign(key, key + len);
   count_++;
+  if (filter_) {
+    const uint64_t h = Hash64(key, filter_prefix_len, LSM_BLOOM_HASH_SEED);
+    if (!have_hash_ || h != last_hash_) filter_->Add(h);
+    have_hash_ = true;
+    last_hash_ = h;
+  }
   broken_ = false;
   return ready_.empty() ? LSM_OK : LSM_PAGE_READY;
 }
@@ -102,20 +111,48 @@ LsmStatus RunBuilder::Finish() {
   size_t len = EncodeRunHeaderPrefix(info, page.data());
   len += EncodeFenceBlock(*level, 0, level->size(), page.data() + len);
   Emit(0, LSM_PAGE_HEADER, page.data(), len);
+  npages_ = next_rel;
+  if (filter_) {
+    filter_pages_ = filter_->NumPages(cap_);
+    if (filter_pages_ == 0 ||
+        filter_pages_ > 0xFFFFFFFFu - npages_)
+      return LSM_INTERNAL;  // cap below minimum, or absurd size
+  }
   finished_ = true;
   broken_ = false;
   return LSM_PAGE_READY;
 }
 
 LsmStatus RunBuilder::TakePage(LsmPageOut* out) {
-  if (ready_.empty()) return LSM_END;
-  if (out_.content.capacity() > 0) pool_.push_back(std::move(out_.content));
-  out_ = std::move(ready_.front());
-  ready_.pop_front();
+  if (ready_.empty()) {
+    if (filter_next_ >= filter_pages_) return LSM_END;
+    // the filter's pages, after the header, encoded one at a time
+    size_t len = 0;
+    out_.content.resize(cap_);
+    LsmStatus st =
+        filter_->EncodePage(filter_next_, out_.content.data(), cap_, &len);
+    if (st != LSM_OK) return st;
+    out_.content.resize(len);
+    out_.rel_page = npages_ + filter_next_++;
+    out_.kind = LSM_PAGE_BLOOM;
+  } else {
+    if (out_.content.capacity() > 0) pool_.push_back(std::move(out_.content));
+    out_ = std::move(ready_.front());
+    ready_.pop_front();
+  }
   out->rel_page = out_.rel_page;
   out->kind = out_.kind;
   out->content = out_.content.data();
   out->len = out_.content.size();
+  return LSM_OK;
+}
+
+LsmStatus RunBuilder::Info(LsmRunInfo* out) const {
+  if (!finished_) return LSM_INVALID;
+  out->nentries = count_;
+  out->npages = npages_ + filter_pages_;
+  out->bloom_start = filter_ ? npages_ : 0;
+  out->bloom_nblocks = filter_ ? filter_->nblocks() : 0;
   return LSM_OK;
 }
 

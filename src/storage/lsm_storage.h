@@ -180,8 +180,6 @@ extern LsmRelCache *LsmGetRelCache(Relation index);
  */
 extern LsmSlot *LsmSlotAcquire(Relation index, LWLockMode mode);
 extern void LsmSlotRelease(Relation index, LsmSlot *slot);
-extern void LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
-								  const uint8 *key, int len);
 extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
 
 /*
@@ -265,7 +263,8 @@ extern void LsmReserveCancel(Relation index, int which);
 typedef struct LsmRunWriter
 {
 	Relation	index;
-	LsmRunBuilder *builder;
+	LsmRunBuilder *builder;		/* owns the run's filter; owned by cxt */
+	MemoryContext cxt;			/* the writer's; deleting it frees builder */
 	uint32		run_id;
 	int			which;			/* LSM_RESV_* */
 	BlockNumber start;			/* first block of the reservation */
@@ -274,13 +273,9 @@ typedef struct LsmRunWriter
 	bool		delay;			/* lsm_am.flush_delay_ms applies */
 	const LsmStop *stop;		/* asked after every page; NULL: never */
 	bool		stopped;		/* stop() said so: the caller abandons */
-	/* bloom filter (lsmbloom.c) */
-	struct LsmBloomBuilder *bloom;
-	int			bloom_bits;
+	/* bloom filter: leading columns it hashes (0: none), lsmbloom.c */
 	int			bloom_cols;
-	LsmKeyDesc *desc;
-	bool		have_last;
-	uint64		last_hash;
+	const LsmKeyDesc *desc;
 } LsmRunWriter;
 
 extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
@@ -288,16 +283,10 @@ extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 extern void LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len);
 extern void LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level);
 extern void LsmRunWriterAbandon(LsmRunWriter *w);
-extern void LsmRunWriterPutPage(LsmRunWriter *w, uint32 rel, uint16 kind,
-								const void *content, size_t len);
 
-/* lsmbloom.c: the run writer's filter */
-extern void LsmBloomBegin(LsmRunWriter *w, Relation index, uint64 expected_keys);
-extern void LsmBloomAddKey(LsmRunWriter *w, const uint8 *key, int len);
-extern void LsmBloomFinish(LsmRunWriter *w, LsmRunRef *ref, uint32 first_rel);
-extern void LsmBloomAbandon(LsmRunWriter *w);
-extern uint64 LsmBloomHashPrefix(const LsmKeyDesc *desc, const uint8 *key, int len,
-								 int ncols, bool *ok);
+/* lsmbloom.c: what the run writer's filter hashes (the core builds it) */
+extern int	LsmBloomBegin(LsmRunWriter *w, Relation index);
+extern size_t LsmBloomPrefixLen(LsmRunWriter *w, const uint8 *key, int len);
 
 /*
  * Backend cache of a run's header, fence pages and filter pages (lsmruncache.c),
@@ -353,7 +342,7 @@ typedef struct LsmRunCursor
 	bool		matched;		/* a page read held a key in the range */
 } LsmRunCursor;
 
-#define LSM_BLOOM_SEED			0x4C534D42	/* xxHash seed of filter keys */
+#define LSM_BLOOM_SEED			LSM_BLOOM_HASH_SEED	/* xxHash seed of filter keys */
 
 /* Scan range in encoded-key space (see lsm_merge_create). */
 typedef struct LsmRange
@@ -365,8 +354,6 @@ typedef struct LsmRange
 } LsmRange;
 
 extern void LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref);
-extern bool LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
-							 bool backward, const LsmRange *range);
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,

@@ -138,6 +138,7 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 		memcpy(copy, (char *) page + *off, lower - *off);
 		UnlockReleaseBuffer(buf);
 
+		/* every entry must be a key of this index (the shim owns the encoding) */
 		for (int pos = 0; pos < lower - *off;)
 		{
 			uint16		len;
@@ -155,8 +156,28 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 				LsmReportCorruption(index, *blk,
 									"Log entry at offset %d is not a well-formed entry of this index: %s.",
 									*off + pos, LsmKeyToHex(key, Min(len, 64)));
-			LsmMemtableAddOrError(index, slot, mt, key, len);
 			pos += LSM_LOG_ENTRY_HDR + len;
+		}
+		/* then the page into the memtable: one core call, more only for chunks */
+		for (size_t pos = 0;;)
+		{
+			LsmStatus	st = lsm_memtable_insert_log(lsm_shared->arena, mt,
+													 (const uint8 *) copy,
+													 lower - *off, &pos);
+			uint16		len;
+
+			if (st == LSM_OK)
+				break;
+			if (st == LSM_NEED_CHUNK)
+			{
+				memcpy(&len, copy + pos, sizeof(uint16));
+				if (LsmEnsureChunkRoom(slot, mt, len, true))
+					continue;
+				slot->loaded = false;
+				LsmMemtableOutOfMemory(index);
+			}
+			slot->loaded = false;
+			LsmReportStatus(index, st, *blk, "replaying a log page");
 		}
 		pfree(copy);
 		*off = lower;
@@ -456,31 +477,4 @@ LsmSlotRelease(Relation index, LsmSlot *slot)
 	int			slotno = slot - lsm_shared->slots;
 
 	LWLockRelease(LsmSlotLock(slotno));
-}
-
-/*
- * Insert a key into the slot's memtable, getting chunks as needed.  ERRORs
- * if shared memory is exhausted; the slot is then marked unloaded so that it
- * is rebuilt from the log pages later.  REQUIRES: slot lock exclusive.
- */
-void
-LsmMemtableAddOrError(Relation index, LsmSlot *slot, LsmMemtable *mt,
-					  const uint8 *key, int len)
-{
-	for (;;)
-	{
-		LsmStatus	st = lsm_memtable_insert(lsm_shared->arena, mt, key, len);
-
-		if (st == LSM_OK)
-			return;
-		if (st == LSM_NEED_CHUNK)
-		{
-			if (LsmEnsureChunkRoom(slot, mt, len, true))
-				continue;
-			slot->loaded = false;
-			LsmMemtableOutOfMemory(index);
-		}
-		slot->loaded = false;
-		LsmReportStatus(index, st, InvalidBlockNumber, "inserting into the memtable");
-	}
 }

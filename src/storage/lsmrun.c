@@ -4,9 +4,9 @@
  * A run cursor walks one run's data pages in either direction, starting at
  * the page that can hold the scan's first key (found by descending the fence
  * tree from the run's header page).  Every page read is checked to belong to
- * the run it was reached from.  Data pages are copied (decoded into a core
- * batch) under a share lock, so a cursor never holds a buffer lock between
- * calls.
+ * the run it was reached from.  A data page's content is copied under a
+ * share lock, so a cursor never holds a buffer lock between calls, and then
+ * handed to the merging iterator in one core call (LsmFeedRun).
  */
 #include "postgres.h"
 
@@ -15,6 +15,7 @@
 #include "utils/memutils.h"
 
 #include "storage/lsm_storage.h"
+#include "lsmowner.h"
 
 /*
  * ERROR for a failed core status; LSM_OK and positive statuses pass.  blkno:
@@ -172,26 +173,23 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 }
 
 /*
- * Replace batch's content with the run's next data page in the scan
- * direction.  Returns false when the run has no more pages.
+ * Step the cursor to the run's next data page in the scan direction and copy
+ * its content into content[BLCKSZ]; returns its length, or -1 when the run
+ * has no more pages.
  */
-bool
-LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
-				 bool backward, const LsmRange *range)
+static int
+LsmRunCursorAdvance(Relation index, LsmRunCursor *c, bool backward,
+					const LsmRange *range, uint8 *content)
 {
-	uint8		content[BLCKSZ];
-	int			len;
-
-	lsm_batch_clear(batch);
 	if (c->done)
-		return false;
+		return -1;
 	if (!c->started)
 	{
 		c->started = true;
 		if (!LsmRunCursorStart(index, c, backward, range))
 		{
 			c->done = true;
-			return false;
+			return -1;
 		}
 	}
 	else if (backward)
@@ -199,7 +197,7 @@ LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 		if (c->cur <= 1)
 		{
 			c->done = true;
-			return false;
+			return -1;
 		}
 		c->cur--;
 	}
@@ -208,51 +206,41 @@ LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 		if (c->cur >= c->ndata)
 		{
 			c->done = true;
-			return false;
+			return -1;
 		}
 		c->cur++;
 	}
-
-	len = LsmReadRunPage(index, &c->ref, c->cur, LSM_PK_RUN_DATA, content);
-	/* a forward scan decodes only what it needs of the page (point lookups) */
-	if (!backward && range != NULL && (range->lo != NULL || range->hi != NULL))
-		LsmCheckStatus(index,
-					   lsm_batch_add_datapage_range(batch, content, len,
-													range->lo, range->lolen,
-													range->hi, range->hilen),
-					   c->ref.start + c->cur, "reading a data page");
-	else
-		LsmCheckStatus(index, lsm_batch_add_datapage(batch, content, len),
-					   c->ref.start + c->cur, "reading a data page");
 	c->data_pages++;
-	if (c->bloom_check && !c->matched)
-	{
-		/* did this page hold a key in the scan's range? (false positives) */
-		for (size_t i = 0; i < lsm_batch_count(batch) && !c->matched; i++)
-		{
-			const uint8 *k;
-			size_t		l;
-
-			lsm_batch_get(batch, i, &k, &l);
-			if ((!range->lo || LsmKeyCmp(k, l, range->lo, range->lolen) >= 0) &&
-				(!range->hi || memcmp(k, range->hi, Min(l, (size_t) range->hilen)) <= 0))
-				c->matched = true;
-		}
-	}
-	return true;
+	return LsmReadRunPage(index, &c->ref, c->cur, LSM_PK_RUN_DATA, content);
 }
 
-/* Give merge source src (a run cursor) its next batch, or mark it done. */
+/*
+ * Give merge source src (a run cursor) its next data page, or mark it done:
+ * one core call per page, which decodes the page (as much of it as the scan
+ * needs) and says whether it held a key of the range (so a filter probe that
+ * let the page be read counts as a false positive or not).  REQUIRES: m was
+ * created with range's bounds and direction.
+ */
 void
 LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 		   bool backward, const LsmRange *range)
 {
-	LsmBatch   *batch = lsm_merge_source_batch(m, src);
+	uint8		content[BLCKSZ];
+	int			len = LsmRunCursorAdvance(index, c, backward, range, content);
+	int			in_range = 0;
+	bool		ask = c->bloom_check && !c->matched;
 
-	if (LsmRunCursorNext(index, c, batch, backward, range))
-		lsm_merge_source_ready(m, src);
-	else
+	if (len < 0)
+	{
 		lsm_merge_source_done(m, src);
+		return;
+	}
+	LsmCheckStatus(index,
+				   lsm_merge_feed_datapage(m, src, content, len,
+										   ask ? &in_range : NULL),
+				   c->ref.start + c->cur, "reading a data page");
+	if (ask && in_range)
+		c->matched = true;
 }
 
 /*
@@ -290,15 +278,26 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 			 const LsmStop *stop, LsmDeadCallback dead, void *dead_state,
 			 double *removed, LsmRunRef *out)
 {
+	MemoryContext cxt;
+	MemoryContext old;
+	LsmCoreOwner *own;
 	LsmRunCursor *cursors;
 	LsmMerge   *m = NULL;
 	LsmRunWriter w;
 	LsmRange	range = {0};
+	LsmStatus	st;
 	uint64		written = 0;
 	uint64		est_pages = 4;
 	uint64		est_keys = 0;
 	bool		stopped = false;
 
+	/*
+	 * The merge's memory, core objects included (lsmowner.h): deleted at the
+	 * end, or with its parent by an ERROR's cleanup.
+	 */
+	cxt = AllocSetContextCreate(CurrentMemoryContext, "lsm merge",
+								ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
 	cursors = palloc(sizeof(LsmRunCursor) * Max(nin, 1));
 	for (int i = 0; i < nin; i++)
 	{
@@ -306,51 +305,43 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 		est_pages += inputs[i].npages;
 		est_keys += inputs[i].nentries;
 	}
-	memset(&w, 0, sizeof(w));
 	memset(out, 0, sizeof(*out));
 
-	LsmCheckStatus(index, lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m),
-				   InvalidBlockNumber, "starting a merge");
-	PG_TRY();
-	{
-		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT,
-						  (uint32) Min(est_pages, MaxBlockNumber / 4), est_keys, true);
-		w.stop = stop;
-		while (!w.stopped)
-		{
-			const uint8 *key;
-			size_t		len;
-			int			need;
-			LsmStatus	st = lsm_merge_next(m, &key, &len, &need);
+	own = LsmCoreOwnerCreate(cxt, LSM_CORE_MERGE);
+	st = lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m);
+	own->obj = m;
+	LsmCheckStatus(index, st, InvalidBlockNumber, "starting a merge");
 
-			if (st == LSM_END)
-				break;
-			if (st == LSM_NEED_PAGE)
-			{
-				LsmFeedRun(index, m, need, &cursors[need], false, &range);
-				continue;
-			}
-			LsmCheckStatus(index, st, InvalidBlockNumber, "merging runs");
-			if (LsmEntryIsDead(key, len, dead, dead_state, removed))
-				continue;
-			LsmRunWriterAdd(&w, key, (int) len);
-			written++;
-		}
-		stopped = w.stopped;
-		if (!stopped && written > 0)
-			LsmRunWriterFinish(&w, out, level);
-		else
-			LsmRunWriterAbandon(&w);
-	}
-	PG_CATCH();
+	LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT,
+					  (uint32) Min(est_pages, MaxBlockNumber / 4), est_keys, true);
+	w.stop = stop;
+	while (!w.stopped)
 	{
-		LsmRunWriterAbandon(&w);
-		lsm_merge_destroy(m);
-		PG_RE_THROW();
+		const uint8 *key;
+		size_t		len;
+		int			need;
+
+		st = lsm_merge_next(m, &key, &len, &need);
+		if (st == LSM_END)
+			break;
+		if (st == LSM_NEED_PAGE)
+		{
+			LsmFeedRun(index, m, need, &cursors[need], false, &range);
+			continue;
+		}
+		LsmCheckStatus(index, st, InvalidBlockNumber, "merging runs");
+		if (LsmEntryIsDead(key, len, dead, dead_state, removed))
+			continue;
+		LsmRunWriterAdd(&w, key, (int) len);
+		written++;
 	}
-	PG_END_TRY();
-	lsm_merge_destroy(m);
-	pfree(cursors);
+	stopped = w.stopped;
+	if (!stopped && written > 0)
+		LsmRunWriterFinish(&w, out, level);
+	else
+		LsmRunWriterAbandon(&w);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);	/* the merge and the writer go with it */
 	if (stopped)
 	{
 		LsmReserveCancel(index, LSM_RESV_COMPACT);

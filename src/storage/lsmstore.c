@@ -29,6 +29,7 @@
 #include "utils/rel.h"
 
 #include "storage/lsm_storage.h"
+#include "lsmowner.h"
 
 /* Initialise an lsm page of the given kind. */
 void
@@ -197,6 +198,7 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 		w->stopped = true;
 }
 
+/* Place every page the builder has finished (one call per page). */
 static void
 LsmRunWriterDrain(LsmRunWriter *w)
 {
@@ -204,28 +206,50 @@ LsmRunWriterDrain(LsmRunWriter *w)
 	{
 		LsmPageOut	out;
 		LsmStatus	st = lsm_runbuilder_take_page(w->builder, &out);
+		uint16		kind;
 
 		if (st == LSM_END)
 			return;
 		if (st != LSM_OK)
 			LsmReportStatus(w->index, st, InvalidBlockNumber, "writing a run");
-		LsmRunWriterWrite(w, out.rel_page,
-						  out.kind == LSM_PAGE_HEADER ? LSM_PK_RUN_HEADER :
-						  out.kind == LSM_PAGE_DATA ? LSM_PK_RUN_DATA : LSM_PK_RUN_FENCE,
-						  out.content, out.len);
+		switch (out.kind)
+		{
+			case LSM_PAGE_HEADER:
+				kind = LSM_PK_RUN_HEADER;
+				break;
+			case LSM_PAGE_DATA:
+				kind = LSM_PK_RUN_DATA;
+				break;
+			case LSM_PAGE_FENCE:
+				kind = LSM_PK_RUN_FENCE;
+				break;
+			case LSM_PAGE_BLOOM:
+				kind = LSM_PK_RUN_BLOOM;
+				break;
+			default:
+				elog(ERROR, "lsm_am: run builder emitted a page of unknown kind %d",
+					 (int) out.kind);
+		}
+		LsmRunWriterWrite(w, out.rel_page, kind, out.content, out.len);
 	}
 }
 
 /*
  * Start a run: reserve est_pages (a guess; the reservation grows) with
- * reservation which (LSM_RESV_*).  expected_keys sizes the bloom filter.
- * REQUIRES: the lock that makes the caller the only writer of its kind.
+ * reservation which (LSM_RESV_*).  expected_keys sizes the bloom filter,
+ * which the core's run builder owns.  The builder belongs to a memory
+ * context of the writer's own, a child of the current one: an ERROR anywhere
+ * later frees it with that context (lsmowner.h), so callers need no PG_TRY
+ * for it.  REQUIRES: the lock that makes the caller the only writer of its
+ * kind.
  */
 void
 LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 				  uint32 est_pages, uint64 expected_keys, bool delay)
 {
+	LsmCoreOwner *own;
 	LsmStatus	st;
+	int			bits;
 
 	memset(w, 0, sizeof(*w));
 	w->index = index;
@@ -234,21 +258,25 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 	w->cap = Max(est_pages, 2);
 	w->hiwater = 1;
 	w->start = LsmReserve(index, which, w->cap, &w->run_id);
-	LsmBloomBegin(w, index, expected_keys);
+	bits = LsmBloomBegin(w, index);
 
-	/* last: nothing below can ERROR and leak the builder */
-	st = lsm_runbuilder_create(LSM_CONTENT_CAP, &w->builder);
+	w->cxt = AllocSetContextCreate(CurrentMemoryContext, "lsm run writer",
+								   ALLOCSET_SMALL_SIZES);
+	own = LsmCoreOwnerCreate(w->cxt, LSM_CORE_RUNBUILDER);
+	st = lsm_runbuilder_create(LSM_CONTENT_CAP, (uint32) bits, expected_keys,
+							   &w->builder);
+	own->obj = w->builder;
 	if (st != LSM_OK)
 		LsmReportStatus(index, st, InvalidBlockNumber, "starting a run");
 }
 
+/* One entry, with the length of what the filter hashes; one core call. */
 void
 LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len)
 {
-	LsmStatus	st = lsm_runbuilder_add(w->builder, key, len);
+	size_t		prefix = w->bloom_cols > 0 ? LsmBloomPrefixLen(w, key, len) : 0;
+	LsmStatus	st = lsm_runbuilder_add(w->builder, key, len, prefix);
 
-	if (w->bloom)
-		LsmBloomAddKey(w, key, len);
 	if (st == LSM_PAGE_READY)
 		LsmRunWriterDrain(w);
 	else if (st != LSM_OK)
@@ -264,40 +292,42 @@ void
 LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 {
 	LsmStatus	st = lsm_runbuilder_finish(w->builder);
-	uint32		npages;
+	LsmRunInfo	info;
 
 	if (st != LSM_OK && st != LSM_PAGE_READY)
 		LsmReportStatus(w->index, st, InvalidBlockNumber, "finishing a run");
 	LsmRunWriterDrain(w);
+	st = lsm_runbuilder_info(w->builder, &info);
+	if (st != LSM_OK)
+		LsmReportStatus(w->index, st, InvalidBlockNumber, "finishing a run");
+	if (info.npages != w->hiwater)
+		elog(ERROR, "lsm_am: run of %u pages ends at relative page %u",
+			 info.npages, w->hiwater);
 
 	memset(ref, 0, sizeof(LsmRunRef));
 	ref->run_id = w->run_id;
 	ref->level = level;
-	ref->nentries = lsm_runbuilder_count(w->builder);
-	npages = w->hiwater;
-	LsmBloomFinish(w, ref, npages);	/* filter pages follow */
-	npages = Max(npages, w->hiwater);
+	ref->nentries = info.nentries;
 	ref->start = w->start;
-	ref->npages = npages;
-	lsm_runbuilder_destroy(w->builder);
-	w->builder = NULL;
+	ref->npages = info.npages;
+	if (info.bloom_nblocks > 0)
+	{
+		ref->bloom_cols = w->bloom_cols;
+		ref->bloom_start = info.bloom_start;
+		ref->bloom_nblocks = info.bloom_nblocks;
+	}
+	LsmRunWriterAbandon(w);		/* the builder is done with */
 
 	if (RelationNeedsWAL(w->index))
-		log_newpage_range(w->index, MAIN_FORKNUM, w->start, w->start + npages, true);
+		log_newpage_range(w->index, MAIN_FORKNUM, w->start, w->start + ref->npages, true);
 }
 
+/* Free the builder now (its context would on ERROR anyway).  Idempotent. */
 void
 LsmRunWriterAbandon(LsmRunWriter *w)
 {
-	lsm_runbuilder_destroy(w->builder);
+	if (w->cxt != NULL)
+		MemoryContextDelete(w->cxt);	/* its owner destroys the builder */
+	w->cxt = NULL;
 	w->builder = NULL;
-	LsmBloomAbandon(w);
-}
-
-/* Used by the bloom code to write filter pages. */
-void
-LsmRunWriterPutPage(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
-					size_t len)
-{
-	LsmRunWriterWrite(w, rel, kind, content, len);
 }

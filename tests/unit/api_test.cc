@@ -109,8 +109,8 @@ TEST(ApiTest, PageFunctionsInvalidArguments) {
 
 TEST(ApiTest, RunBuilderInvalidArguments) {
   LsmPageOut out;
-  EXPECT_EQ(lsm_runbuilder_create(8136, nullptr), LSM_INVALID);
-  EXPECT_EQ(lsm_runbuilder_add(nullptr, U8(Key("a")), 1), LSM_INVALID);
+  EXPECT_EQ(lsm_runbuilder_create(8136, 0, 0, nullptr), LSM_INVALID);
+  EXPECT_EQ(lsm_runbuilder_add(nullptr, U8(Key("a")), 1, 0), LSM_INVALID);
   EXPECT_EQ(lsm_runbuilder_finish(nullptr), LSM_INVALID);
   EXPECT_EQ(lsm_runbuilder_take_page(nullptr, &out), LSM_INVALID);
   EXPECT_EQ(lsm_runbuilder_count(nullptr), 0u);

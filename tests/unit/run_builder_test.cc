@@ -36,7 +36,7 @@ struct BuiltRun {
 // Builds a run from sorted distinct keys, checking the emission protocol.
 void BuildRun(const std::vector<Key>& keys, size_t cap, BuiltRun* run) {
   LsmRunBuilder* b = nullptr;
-  ASSERT_EQ(lsm_runbuilder_create(cap, &b), LSM_OK);
+  ASSERT_EQ(lsm_runbuilder_create(cap, 0, 0, &b), LSM_OK);
   uint32_t next_data = 1, next_fence = 0;
   bool seen_fence = false, seen_header = false;
   auto drain = [&]() {
@@ -65,7 +65,7 @@ void BuildRun(const std::vector<Key>& keys, size_t cap, BuiltRun* run) {
     ASSERT_EQ(st, LSM_END);
   };
   for (const Key& k : keys) {
-    LsmStatus st = lsm_runbuilder_add(b, U8(k), k.size());
+    LsmStatus st = lsm_runbuilder_add(b, U8(k), k.size(), 0);
     ASSERT_TRUE(st == LSM_OK || st == LSM_PAGE_READY) << st;
     if (st == LSM_PAGE_READY) drain();
     if (::testing::Test::HasFatalFailure()) return;
@@ -75,7 +75,7 @@ void BuildRun(const std::vector<Key>& keys, size_t cap, BuiltRun* run) {
   ASSERT_TRUE(st == LSM_OK || st == LSM_PAGE_READY);
   drain();
   ASSERT_TRUE(seen_header);
-  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("zzz")), 3), LSM_INVALID);
+  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("zzz")), 3, 0), LSM_INVALID);
   EXPECT_EQ(lsm_runbuilder_finish(b), LSM_INVALID);
   lsm_runbuilder_destroy(b);
 
@@ -273,22 +273,22 @@ TEST(RunBuilderTest, MaxKeysAtMinimumCapacity) {
 
 TEST(RunBuilderTest, BadCallsAreRefused) {
   LsmRunBuilder* b = nullptr;
-  EXPECT_EQ(lsm_runbuilder_create(100, &b), LSM_INVALID);  // below minimum
+  EXPECT_EQ(lsm_runbuilder_create(100, 0, 0, &b), LSM_INVALID);  // below minimum
   EXPECT_EQ(b, nullptr);
-  EXPECT_EQ(lsm_runbuilder_create(lsm::kMinContentCap - 1, &b), LSM_INVALID);
-  EXPECT_EQ(lsm_runbuilder_create(70000, &b), LSM_INVALID);
-  EXPECT_EQ(lsm_runbuilder_create(kCap, nullptr), LSM_INVALID);
-  ASSERT_EQ(lsm_runbuilder_create(kCap, &b), LSM_OK);
+  EXPECT_EQ(lsm_runbuilder_create(lsm::kMinContentCap - 1, 0, 0, &b), LSM_INVALID);
+  EXPECT_EQ(lsm_runbuilder_create(70000, 0, 0, &b), LSM_INVALID);
+  EXPECT_EQ(lsm_runbuilder_create(kCap, 0, 0, nullptr), LSM_INVALID);
+  ASSERT_EQ(lsm_runbuilder_create(kCap, 0, 0, &b), LSM_OK);
   LsmPageOut out;
   EXPECT_EQ(lsm_runbuilder_take_page(b, &out), LSM_END);
   EXPECT_EQ(lsm_runbuilder_finish(b), LSM_INVALID);  // no keys
-  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("m")), 1), LSM_OK);
-  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("m")), 1), LSM_INVALID);  // dup
-  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("a")), 1), LSM_INVALID);  // order
-  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("ma")), 2), LSM_OK);
+  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("m")), 1, 0), LSM_OK);
+  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("m")), 1, 0), LSM_INVALID);  // dup
+  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("a")), 1, 0), LSM_INVALID);  // order
+  EXPECT_EQ(lsm_runbuilder_add(b, U8(Key("ma")), 2, 0), LSM_OK);
   Key big(LSM_MAX_KEY_SIZE + 1, 'z');
-  EXPECT_EQ(lsm_runbuilder_add(b, U8(big), big.size()), LSM_TOO_LARGE);
-  EXPECT_EQ(lsm_runbuilder_add(b, nullptr, 3), LSM_INVALID);
+  EXPECT_EQ(lsm_runbuilder_add(b, U8(big), big.size(), 0), LSM_TOO_LARGE);
+  EXPECT_EQ(lsm_runbuilder_add(b, nullptr, 3, 0), LSM_INVALID);
   EXPECT_EQ(lsm_runbuilder_count(b), 2u);
   EXPECT_EQ(lsm_runbuilder_take_page(b, nullptr), LSM_INVALID);
   lsm_runbuilder_destroy(b);
