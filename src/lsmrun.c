@@ -279,24 +279,31 @@ LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 }
 
 /*
- * Merge the runs inputs[0..nin) into one new run at level: stream them
- * through the merging iterator into a run writer (memory: one page per
- * input, plus the output's filter).  Entries dead() reports are left out
- * (VACUUM).  Fills *out (unpublished; the caller publishes it).  Returns false if stop() made it give up (the reservation
- * is cancelled).  REQUIRES: compaction lock.
+ * Merge the runs inputs[0..nin) into one new run at level, or, when
+ * out->piece_pages > 0, into runs of about that many data pages each
+ * (pieces, lsmpiece.c; at most out->max_pieces): stream them through the
+ * merging iterator into a run writer (memory: one page per input, plus the
+ * output's filter).  Entries dead() reports are left out (VACUUM).  Fills
+ * out->runs and out->nruns (unpublished; the caller publishes them: every
+ * run but the last is held on the free list, the last is in the compaction
+ * reservation).  Returns false if stop() made it give up (the reservation
+ * and the held pieces are released).  REQUIRES: compaction lock.
  */
 bool
 LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 			 LsmStopCallback stop, LsmDeadCallback dead, void *dead_state,
-			 double *removed, LsmRunRef *out)
+			 double *removed, LsmMergeOut *out)
 {
 	LsmRunCursor *cursors;
 	LsmMerge   *m = NULL;
 	LsmRunWriter w;
 	LsmRange	range = {0};
-	uint64		written = 0;
 	uint64		est_pages = 4;
 	uint64		est_keys = 0;
+	uint64		piece_keys = 0;
+	uint32		piece_est = 0;
+	uint64		done_pages = 0;
+	bool		cut = out->piece_pages > 0 && out->max_pieces > 1;
 	bool		stopped = false;
 
 	cursors = palloc(sizeof(LsmRunCursor) * Max(nin, 1));
@@ -306,15 +313,31 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 		est_pages += inputs[i].npages;
 		est_keys += inputs[i].nentries;
 	}
+	out->nruns = 0;
+	out->runs = palloc0(sizeof(LsmRunRef) * Max(out->max_pieces, 1));
+	if (cut)
+	{
+		/* a filter sized for a piece: the keys of piece_pages input pages */
+		piece_keys = (uint64) ((double) est_keys * out->piece_pages * 1.25 /
+							   (double) Max(est_pages, 1)) + 16;
+		/* and its extent: data, fences and filter */
+		piece_est = out->piece_pages + out->piece_pages / 16 + 4;
+		if (piece_keys >= est_keys || est_pages < (uint64) out->piece_pages * 3 / 2)
+			cut = false;
+	}
+	/* pieces a failed or crashed merge left held */
+	LsmPiecesRelease(index);
+	if (cut)
+		piece_est = LsmPieceFirstExtent(index, piece_est);
 	memset(&w, 0, sizeof(w));
-	memset(out, 0, sizeof(*out));
 
 	LsmCheckStatus(index, lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m),
 				   InvalidBlockNumber, "starting a merge");
 	PG_TRY();
 	{
 		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT,
-						  (uint32) Min(est_pages, MaxBlockNumber / 4), est_keys, true);
+						  cut ? piece_est : (uint32) Min(est_pages, MaxBlockNumber / 4),
+						  cut ? piece_keys : est_keys, true);
 		w.stop = stop;
 		while (!w.stopped)
 		{
@@ -343,14 +366,32 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 					continue;
 				}
 			}
+
+			/*
+			 * A piece ends before this entry when its extent is full (every
+			 * entry is unique, so pieces never share a key), unless what is
+			 * left of the inputs is less than a quarter piece: that goes into
+			 * this one, whose extent grows.
+			 */
+			if (cut && LsmPieceFull(&w) &&
+				out->nruns + 1 < out->max_pieces &&
+				done_pages + w.hiwater + out->piece_pages / 4 < est_pages &&
+				LsmPieceRoom(index))
+			{
+				LsmRunRef  *piece = &out->runs[out->nruns];
+
+				LsmRunWriterCut(&w, piece, level,
+								out->piece_pages + out->piece_pages / 16 + 4, piece_keys);
+				out->nruns++;
+				done_pages += piece->npages;
+			}
 			LsmRunWriterAdd(&w, key, (int) len);
-			written++;
 		}
 		stopped = w.stopped;
-		if (!stopped && written > 0)
-			LsmRunWriterFinish(&w, out, level);
+		if (!stopped && lsm_runbuilder_count(w.builder) > 0)
+			LsmRunWriterFinish(&w, &out->runs[out->nruns++], level);
 		else
-			LsmRunWriterAbandon(&w);
+			LsmRunWriterAbandon(&w);	/* a cut always leaves an entry behind it */
 	}
 	PG_CATCH();
 	{
@@ -364,6 +405,8 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 	if (stopped)
 	{
 		LsmReserveCancel(index, LSM_RESV_COMPACT);
+		LsmPiecesRelease(index);
+		out->nruns = 0;
 		return false;
 	}
 	return true;

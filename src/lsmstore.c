@@ -356,8 +356,12 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 			BlockNumber oldstart = w->start;
 			BlockNumber newstart = LsmReserveMove(w->index, w->which, w->cap + more);
 
-			/* copy what is written (relative pages 1 .. hiwater-1) */
-			for (uint32 r = 1; r < w->hiwater; r++)
+			/*
+			 * copy what is written, pages 0 .. hiwater-1: the header (page 0)
+			 * is written before the filter pages, which may be what grows the
+			 * run; before that, the copy of a zero page does no harm
+			 */
+			for (uint32 r = 0; r < w->hiwater; r++)
 			{
 				Buffer		src = ReadBuffer(w->index, oldstart + r);
 				Buffer		dst = ReadBufferExtended(w->index, MAIN_FORKNUM, newstart + r,
