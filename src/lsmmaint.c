@@ -652,8 +652,8 @@ LsmCompactFull(Relation index)
 }
 
 /*
- * Shrink the index (LsmShrink), then, while the run that lies highest fits
- * a free extent below it, copy it down (LsmRelocateRun) and shrink again:
+ * Shrink the index (LsmShrink), then, while some run fits a free extent
+ * below it, copy the highest such run down (LsmRelocateRun) and shrink again:
  * live data moves to the front and the file ends close to it.  Tries for
  * the index's lock `tries` more times, LSM_SHRINK_LOCK_WAIT_US apart.
  * Does nothing more if the first shrink could not lock the index (its
@@ -675,15 +675,31 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 		locked = LsmShrink(index, NULL);
 	}
 	first = locked;
-	for (int round = 0; round < LSM_MAX_RUNS && locked; round++)
+	for (int round = 0; round < 2 * LSM_MAX_RUNS && locked; round++)
 	{
-		int			top = -1;
+		bool		moved = false;
+		bool	   *tried = palloc0(sizeof(bool) * LSM_MAX_RUNS);
 
+		/*
+		 * The highest run that fits a free extent below it moves there
+		 * (pieces of a leveled index differ in size: the top one may not fit
+		 * where the next one does, whose move then frees room higher up)
+		 */
 		LsmReadMeta(index, meta, NULL);
-		for (int i = 0; i < (int) meta->nruns; i++)
-			if (top < 0 || meta->runs[i].start > meta->runs[top].start)
-				top = i;
-		if (top < 0 || !LsmRelocateRun(index, &meta->runs[top]))
+		while (!moved)
+		{
+			int			top = -1;
+
+			for (int i = 0; i < (int) meta->nruns; i++)
+				if (!tried[i] && (top < 0 || meta->runs[i].start > meta->runs[top].start))
+					top = i;
+			if (top < 0)
+				break;
+			tried[top] = true;
+			moved = LsmRelocateRun(index, &meta->runs[top]);
+		}
+		pfree(tried);
+		if (!moved)
 			break;
 		locked = LsmShrink(index, NULL);
 	}
