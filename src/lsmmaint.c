@@ -652,8 +652,9 @@ LsmCompactFull(Relation index)
 }
 
 /*
- * Shrink the index (LsmShrink), then, while some run fits a free extent
- * below it, copy the highest such run down (LsmRelocateRun) and shrink again:
+ * Shrink the index (LsmShrink), then, while the highest run (any_fit: the
+ * highest run that fits) fits a free extent below it, copy it down
+ * (LsmRelocateRun) and shrink again:
  * live data moves to the front and the file ends close to it.  Tries for
  * the index's lock `tries` more times, LSM_SHRINK_LOCK_WAIT_US apart.
  * Does nothing more if the first shrink could not lock the index (its
@@ -661,7 +662,7 @@ LsmCompactFull(Relation index)
  * whether it could.  REQUIRES: compaction lock.
  */
 static bool
-LsmShrinkRelocatingGuts(Relation index, int tries)
+LsmShrinkRelocatingGuts(Relation index, int tries, bool any_fit)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	bool		locked = LsmShrink(index, NULL);
@@ -681,9 +682,14 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 		bool	   *tried = palloc0(sizeof(bool) * LSM_MAX_RUNS);
 
 		/*
-		 * The highest run that fits a free extent below it moves there
-		 * (pieces of a leveled index differ in size: the top one may not fit
-		 * where the next one does, whose move then frees room higher up)
+		 * The highest run moves to a free extent below it; with any_fit, the
+		 * highest run that fits one (pieces of a leveled index differ in
+		 * size: the top one may not fit where the next one does, whose move
+		 * frees room higher up).  Only the idle worker does the latter:
+		 * VACUUM has just rewritten pages in place, and cutting them off
+		 * the file and extending it again before the next checkpoint leaves
+		 * zero pages under WAL records that wal_consistency_checking then
+		 * cannot mask (redo itself skips them).
 		 */
 		LsmReadMeta(index, meta, NULL);
 		while (!moved)
@@ -697,6 +703,8 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 				break;
 			tried[top] = true;
 			moved = LsmRelocateRun(index, &meta->runs[top]);
+			if (!any_fit)
+				break;
 		}
 		pfree(tried);
 		if (!moved)
@@ -716,7 +724,7 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 void
 LsmShrinkRelocating(Relation index)
 {
-	(void) LsmShrinkRelocatingGuts(index, LSM_SHRINK_LOCK_TRIES);
+	(void) LsmShrinkRelocatingGuts(index, LSM_SHRINK_LOCK_TRIES, false);
 }
 
 /*
@@ -818,7 +826,7 @@ LsmMaybeShrink(Relation index)
 		else
 		{
 			LsmWorkerReportActivity("shrinking", index);
-			busy = !LsmShrinkRelocatingGuts(index, 0);
+			busy = !LsmShrinkRelocatingGuts(index, 0, true);
 			LsmCompactUnlock(index);
 		}
 	}
