@@ -510,6 +510,14 @@ typedef struct LsmRunCursor
 	bool		filtered;		/* ... and said absent */
 	uint32		data_pages;		/* data pages read */
 	bool		matched;		/* a page read held a key in the range */
+	/* a level in pieces read as one source (lsmchain.c) */
+	int			bloom_cols_hashed;	/* filter columns bloom_hash covers (0) */
+	const LsmRunRef *chain;		/* the level's runs in scan order, or NULL */
+	int			nchain;
+	int			chain_pos;		/* next run of chain */
+	uint32		acc_probes;		/* filter counts of the chain's finished runs */
+	uint32		acc_negatives;
+	uint32		acc_falsepos;
 } LsmRunCursor;
 
 #define LSM_BLOOM_SEED			0x4C534D42	/* xxHash seed of filter keys */
@@ -528,6 +536,11 @@ extern bool LsmRunCursorNext(Relation index, LsmRunCursor *c, LsmBatch *batch,
 							 bool backward, const LsmRange *range);
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
+
+/* lsmchain.c */
+extern int	LsmScanCursors(Relation index, const LsmRunRef *runs, int nruns,
+						   bool backward, LsmRunCursor **out);
+extern bool LsmRunCursorAdvance(LsmRunCursor *c);
 /*
  * Output of LsmMergeRuns: one run, or (piece_pages > 0) runs cut into
  * pieces of about piece_pages data pages (lsmpiece.c).  Every run but the

@@ -249,10 +249,18 @@ LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 {
 	LsmBatch   *batch = lsm_merge_source_batch(m, src);
 
-	if (LsmRunCursorNext(index, c, batch, backward, range))
-		lsm_merge_source_ready(m, src);
-	else
-		lsm_merge_source_done(m, src);
+	for (;;)
+	{
+		if (LsmRunCursorNext(index, c, batch, backward, range))
+		{
+			lsm_merge_source_ready(m, src);
+			return;
+		}
+		/* a level in pieces: its next run, in scan order (lsmchain.c) */
+		if (!LsmRunCursorAdvance(c))
+			break;
+	}
+	lsm_merge_source_done(m, src);
 }
 
 /*
