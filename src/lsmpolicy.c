@@ -61,7 +61,7 @@ LsmEffectiveSettings(Relation index, int *l0_trigger, int *memtable_kb)
 }
 
 /* Target size of level 1 in pages: l0_compaction_trigger flushed memtables. */
-static uint64
+uint64
 LsmLevelBasePages(Relation index)
 {
 	int			trigger,

@@ -937,7 +937,9 @@ LsmWorkerMaintainIndex(LsmCandidate *c)
 			{
 				LsmWorkerRememberName(index);
 				worker_stop_reason = LSM_WR_DONE;
-				LsmMaintain(index, LsmWorkerStop);
+				/* true: shrinking waits for the index to be free: back off */
+				if (LsmMaintain(index, LsmWorkerStop) && worker_stop_reason == LSM_WR_DONE)
+					worker_stop_reason = LSM_WR_LOCKED;
 				result = worker_stop_reason;
 				/* a cancel LsmMaintain only stopped for: raise it here */
 				CHECK_FOR_INTERRUPTS();
