@@ -56,6 +56,9 @@ extern bool LsmWorkPending(Relation index);
 /* shape of the levels and the compaction picker (lsmpolicy.c) */
 extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);
+extern uint64 LsmLevelBasePages(Relation index);
+/* data pages per piece of a leveled merge's output into level */
+extern uint32 LsmPiecePages(Relation index, const LsmMetaPageData *meta, uint32 level);
 
 /* ------------------------------------------------------------------------
  * Background workers (lsmworker.c)
@@ -88,7 +91,7 @@ PGDLLEXPORT void lsm_worker_main(Datum arg);
  * slot's pending bits for the work it did.  REQUIRES: a transaction, a
  * RowExclusiveLock on the index.  Raises ERROR on failure.
  */
-extern void LsmMaintain(Relation index, const LsmStop *stop);
+extern bool LsmMaintain(Relation index, const LsmStop *stop);
 
 
 #endif							/* LSM_MAINT_H */

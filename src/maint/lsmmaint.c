@@ -371,14 +371,18 @@ LsmCompactionDone(Relation index, const LsmMetaPageData *m)
 }
 
 /*
- * Replace the runs inputs[0..nin) by out (if it has entries) in one
- * metapage record; their pages are freed once no snapshot can still read
- * them.  A MOVE passes nin = 1, out = NULL and the new level; a relocation
- * (LsmRelocateRun) passes relocated, and is not counted as a compaction.
+ * Replace the runs inputs[0..nin) by the runs outs[0..nouts) (none if no
+ * entry was left) in one metapage record; their pages are freed once no
+ * snapshot can still read them.  The last output is in the compaction
+ * reservation, which ends; the others are pieces held on the free list
+ * (lsmpiece.c), taken off it.  A MOVE passes outs = NULL, nin = 1 and the
+ * new level; a relocation (LsmRelocateRun) passes relocated and one run,
+ * and is not counted as a compaction.
  */
 static void
 LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
-					 const LsmRunRef *out, int move_level, bool relocated)
+					 const LsmRunRef *outs, int nouts, int move_level,
+					 bool relocated)
 {
 	Buffer		metabuf = LsmLockMeta(index);
 	GenericXLogState *state = GenericXLogStart(index);
@@ -401,7 +405,7 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 			continue;
 		}
 		found++;
-		if (out == NULL)
+		if (outs == NULL)
 		{
 			m->runs[i].level = move_level;
 			m->runs[keep++] = m->runs[i];
@@ -411,10 +415,10 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 			LsmFreeAdd(m, m->runs[i].start, m->runs[i].npages, stamp);
 			/* a copy keeps the original's place (age) in the manifest */
 			if (relocated)
-				m->runs[keep++] = *out;
+				m->runs[keep++] = outs[0];
 		}
 	}
-	if (found != nin)
+	if (found != nin || (outs != NULL && !relocated && keep + nouts > LSM_MAX_RUNS))
 	{
 		GenericXLogAbort(state);
 		UnlockReleaseBuffer(metabuf);
@@ -422,19 +426,22 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 			 RelationGetRelationName(index));
 	}
 	m->nruns = keep;
-	if (out == NULL)
+	if (outs == NULL)
 		m->nmoves++;
 	else
 	{
-		if (out->nentries > 0 && !relocated)
-		{
-			m->runs[m->nruns++] = *out;
-			m->pages_compacted += out->npages;
-		}
-		LsmReserveFinish(m, LSM_RESV_COMPACT,
-						 out->nentries > 0 || relocated ? out->npages : 0);
 		if (!relocated)
+		{
+			for (int j = 0; j < nouts; j++)
+			{
+				m->runs[m->nruns++] = outs[j];
+				m->pages_compacted += outs[j].npages;
+			}
 			m->nmerges++;
+		}
+		if (nouts > 1)
+			LsmPiecesTake(m, outs, nouts - 1);
+		LsmReserveFinish(m, LSM_RESV_COMPACT, nouts > 0 ? outs[nouts - 1].npages : 0);
 	}
 	copy = palloc(sizeof(LsmMetaPageData));
 	memcpy(copy, m, sizeof(LsmMetaPageData));
@@ -454,7 +461,7 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	LsmPick    *pick = palloc(sizeof(LsmPick));
 	LsmRunRef  *inputs;
-	LsmRunRef	out;
+	LsmMergeOut out;
 	int64		wal0 = pgWalUsage.wal_bytes;
 	LsmSlot    *slot;
 	char		what[64];
@@ -471,12 +478,15 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 		inputs[i] = meta->runs[pick->inputs[i]];
 
 	if (pick->kind == LSM_PICK_MOVE)
-		LsmPublishCompaction(index, inputs, 1, NULL, pick->output_level, false);
+		LsmPublishCompaction(index, inputs, 1, NULL, 0, pick->output_level, false);
 	else
 	{
 		snprintf(what, sizeof(what), "compacting %u runs into level %u of",
 				 pick->ninputs, pick->output_level);
 		LsmWorkerReportActivity(what, index);
+		/* leveled: the output is cut into pieces (lsmpiece.c) */
+		out.piece_pages = LsmPiecePages(index, meta, pick->output_level);
+		out.max_pieces = LsmPieceLimit(meta, pick->ninputs);
 		if (!LsmMergeRuns(index, inputs, pick->ninputs, pick->output_level, stop,
 						  NULL, NULL, NULL, &out))
 		{
@@ -484,7 +494,8 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 			pfree(pick);
 			return false;
 		}
-		LsmPublishCompaction(index, inputs, pick->ninputs, &out, 0, false);
+		LsmPublishCompaction(index, inputs, pick->ninputs, out.runs, out.nruns,
+							 0, false);
 	}
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 	slot->wal_compact += pgWalUsage.wal_bytes - wal0;
@@ -535,7 +546,7 @@ LsmRelocateRun(Relation index, const LsmRunRef *ref)
 		log_newpage_range(index, MAIN_FORKNUM, start, start + ref->npages, true);
 	copy.run_id = run_id;
 	copy.start = start;
-	LsmPublishCompaction(index, ref, 1, &copy, 0, true);
+	LsmPublishCompaction(index, ref, 1, &copy, 1, 0, true);
 	return true;
 }
 
@@ -550,7 +561,7 @@ void
 LsmCompactFull(Relation index)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
-	LsmRunRef	out;
+	LsmMergeOut out = {0, 1, 0, NULL};	/* one run */
 	uint64		pages = 0;
 	uint32		level;
 
@@ -564,7 +575,7 @@ LsmCompactFull(Relation index)
 		pages += meta->runs[i].npages;
 	level = LsmBuildLevel(index, pages);
 	if (meta->nruns == 1 && meta->runs[0].level != level)
-		LsmPublishCompaction(index, meta->runs, 1, NULL, level, false);
+		LsmPublishCompaction(index, meta->runs, 1, NULL, 0, level, false);
 	else if (meta->nruns > 1 || (meta->nruns == 1 && meta->runs[0].level == 0))
 	{
 		bool		merged;
@@ -582,7 +593,8 @@ LsmCompactFull(Relation index)
 		}
 		PG_END_TRY();
 		if (merged)
-			LsmPublishCompaction(index, meta->runs, meta->nruns, &out, 0, false);
+			LsmPublishCompaction(index, meta->runs, meta->nruns, out.runs, out.nruns,
+								 0, false);
 	}
 	LsmShrinkRelocating(index);
 	LsmCompactUnlock(index);
@@ -590,44 +602,79 @@ LsmCompactFull(Relation index)
 }
 
 /*
- * Shrink the index (LsmShrink), then, while the run that lies highest fits
- * a free extent below it, copy it down (LsmRelocateRun) and shrink again:
- * live data moves to the front and the file ends close to it.  Does
- * nothing more if the first shrink could not lock the index (its retired
- * runs may still be read: copying would gain nothing now).  REQUIRES:
- * compaction lock.
+ * Shrink the index (LsmShrink), then, while the highest run (any_fit: the
+ * highest run that fits) fits a free extent below it, copy it down
+ * (LsmRelocateRun) and shrink again:
+ * live data moves to the front and the file ends close to it.  Tries for
+ * the index's lock `tries` more times, LSM_SHRINK_LOCK_WAIT_US apart.
+ * Does nothing more if the first shrink could not lock the index (its
+ * retired runs may still be read: copying would gain nothing now); returns
+ * whether it could.  REQUIRES: compaction lock.
  */
-void
-LsmShrinkRelocating(Relation index)
+static bool
+LsmShrinkRelocatingGuts(Relation index, int tries, bool any_fit)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	bool		locked = LsmShrink(index, NULL);
+	bool		first;
 
-	/*
-	 * A worker may hold the index for a moment after the compaction it was
-	 * doing when we started: retry for a while, as VACUUM does before it
-	 * truncates a heap (VACUUM_TRUNCATE_LOCK_TIMEOUT).
-	 */
-	for (int i = 0; i < LSM_SHRINK_LOCK_TRIES && !locked && !IsInParallelMode() &&
+	for (int i = 0; i < tries && !locked && !IsInParallelMode() &&
 		 !RecoveryInProgress(); i++)
 	{
 		CHECK_FOR_INTERRUPTS();
 		pg_usleep(LSM_SHRINK_LOCK_WAIT_US);
 		locked = LsmShrink(index, NULL);
 	}
-	for (int round = 0; round < LSM_MAX_RUNS && locked; round++)
+	first = locked;
+	for (int round = 0; round < 2 * LSM_MAX_RUNS && locked; round++)
 	{
-		int			top = -1;
+		bool		moved = false;
+		bool	   *tried = palloc0(sizeof(bool) * LSM_MAX_RUNS);
 
+		/*
+		 * The highest run moves to a free extent below it; with any_fit, the
+		 * highest run that fits one (pieces of a leveled index differ in
+		 * size: the top one may not fit where the next one does, whose move
+		 * frees room higher up).  Only the idle worker does the latter:
+		 * VACUUM has just rewritten pages in place, and cutting them off
+		 * the file and extending it again before the next checkpoint leaves
+		 * zero pages under WAL records that wal_consistency_checking then
+		 * cannot mask (redo itself skips them).
+		 */
 		LsmReadMeta(index, meta, NULL);
-		for (int i = 0; i < (int) meta->nruns; i++)
-			if (top < 0 || meta->runs[i].start > meta->runs[top].start)
-				top = i;
-		if (top < 0 || !LsmRelocateRun(index, &meta->runs[top]))
+		while (!moved)
+		{
+			int			top = -1;
+
+			for (int i = 0; i < (int) meta->nruns; i++)
+				if (!tried[i] && (top < 0 || meta->runs[i].start > meta->runs[top].start))
+					top = i;
+			if (top < 0)
+				break;
+			tried[top] = true;
+			moved = LsmRelocateRun(index, &meta->runs[top]);
+			if (!any_fit)
+				break;
+		}
+		pfree(tried);
+		if (!moved)
 			break;
 		locked = LsmShrink(index, NULL);
 	}
 	pfree(meta);
+	return first;
+}
+
+/*
+ * LsmShrinkRelocating for compact() and VACUUM: a worker may hold the index
+ * for a moment after the compaction it was doing when we started, so retry
+ * for up to 5 s, as VACUUM does before it truncates a heap
+ * (VACUUM_TRUNCATE_LOCK_TIMEOUT).  REQUIRES: compaction lock.
+ */
+void
+LsmShrinkRelocating(Relation index)
+{
+	(void) LsmShrinkRelocatingGuts(index, LSM_SHRINK_LOCK_TRIES, false);
 }
 
 /*
@@ -684,13 +731,13 @@ uint64
 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 			  void *dead_state, double *removed)
 {
-	LsmRunRef	out;
+	LsmMergeOut out = {0, 1, 0, NULL};	/* one run */
 
 	if (!LsmMergeRuns(index, ref, 1, ref->level, NULL, dead, dead_state, removed, &out))
 		elog(ERROR, "lsm_am: rewriting run %u of index \"%s\" was interrupted",
 			 ref->run_id, RelationGetRelationName(index));
-	LsmPublishCompaction(index, ref, 1, &out, 0, false);
-	return out.nentries;
+	LsmPublishCompaction(index, ref, 1, out.runs, out.nruns, 0, false);
+	return out.nruns > 0 ? out.runs[0].nentries : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -698,29 +745,66 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
  * ------------------------------------------------------------------------ */
 
 /*
- * A worker with nothing more to do gives a large free tail back, if nobody
- * holds the index just then (LsmShrink takes its lock only if it is free:
- * under a steady stream of inserts it rarely is, and VACUUM or compact()
- * do it).  Large: an eighth of the file and at least 64 pages, so a standby
- * query is not cancelled (the lock is replayed) for a few pages.
+ * A worker with nothing more to do gives free space back when it is large:
+ * an eighth of the file and at least 64 pages, free anywhere (so a standby
+ * query is not cancelled, the lock being replayed, for a few pages).  It
+ * shrinks the index and moves the runs that lie highest down into the
+ * holes below them (LsmShrinkRelocating, without waiting for the lock), so
+ * that a bulk load (one large INSERT or COPY, whose merges ran while its
+ * transaction held the index and its snapshot kept their inputs from being
+ * reused) ends close to its live data without a VACUUM.  Returns true if
+ * the index was busy (the caller comes back later).
  */
-static void
+static bool
 LsmMaybeShrink(Relation index)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	BlockNumber file = RelationGetNumberOfBlocks(index);
-	BlockNumber tail;
+	uint64		free_pages;
+	bool		busy = false;
 
 	LsmReadMeta(index, meta, NULL);
-	tail = file > meta->nblocks ? file - meta->nblocks : 0;
-	if (meta->nfree > 0 &&
-		meta->free[meta->nfree - 1].start + meta->free[meta->nfree - 1].npages == meta->nblocks)
-		tail += meta->free[meta->nfree - 1].npages;
-	if (tail >= 64 && tail >= file / 8)
+	free_pages = file > meta->nblocks ? file - meta->nblocks : 0;
+	for (int i = 0; i < (int) meta->nfree; i++)
+		free_pages += meta->free[i].npages;
+	if (free_pages >= 64 && free_pages >= file / 8)
 	{
-		LsmWorkerReportActivity("shrinking", index);
-		(void) LsmShrink(index, NULL);
+		if (!LsmCompactLockConditional(index))
+			busy = true;
+		else
+		{
+			LsmWorkerReportActivity("shrinking", index);
+			busy = !LsmShrinkRelocatingGuts(index, 0, true);
+			LsmCompactUnlock(index);
+		}
 	}
+	pfree(meta);
+	return busy;
+}
+
+/*
+ * Between two compactions of a worker: when the pages the last ones retired
+ * wait for the xid horizon (stamped, not yet reusable) and are many (an
+ * eighth of the file, at least 64 pages), settle them now if nobody holds
+ * the index (LsmShrink, its lock only if free at once).  Under inserts the
+ * horizon passes them within a transaction or two and the lock is rarely
+ * free; on a quiet system (a worker catching up after a load) no xid is
+ * assigned, the horizon never passes, and without this every merge of the
+ * catch-up would write into new pages at the end of the file.
+ */
+static void
+LsmMaybeSettle(Relation index)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	BlockNumber file = RelationGetNumberOfBlocks(index);
+	uint64		waiting = 0;
+
+	LsmReadMeta(index, meta, NULL);
+	for (int i = 0; i < (int) meta->nfree; i++)
+		if (meta->free[i].reuse_after != 0)
+			waiting += meta->free[i].npages;
+	if (waiting >= 64 && waiting >= file / 8)
+		(void) LsmShrink(index, NULL);
 	pfree(meta);
 }
 
@@ -739,11 +823,12 @@ LsmMaintainStop(Relation index, void *arg)
 	return user && user->fn(index, user->arg);
 }
 
-void
+bool
 LsmMaintain(Relation index, const LsmStop *stop)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
 	bool		stopped = false;
+	bool		shrink_later = false;
 	uint32		queued;
 	LsmStop		mstop = {LsmMaintainStop, unconstify(LsmStop *, stop)};
 
@@ -780,6 +865,8 @@ LsmMaintain(Relation index, const LsmStop *stop)
 				   LsmCompactOnce(index, &mstop))
 			{
 				progress = true;
+				if (LsmIsWorker())
+					LsmMaybeSettle(index);
 				/* a waiting memtable goes first */
 				if (slot->nimm > 0)
 					break;
@@ -790,7 +877,7 @@ LsmMaintain(Relation index, const LsmStop *stop)
 			break;
 	}
 	if (!stopped && LsmIsWorker())
-		LsmMaybeShrink(index);
+		shrink_later = LsmMaybeShrink(index);
 	LsmWorkerReportActivity(NULL, index);
 	if (!stopped)
 	{
@@ -806,7 +893,11 @@ LsmMaintain(Relation index, const LsmStop *stop)
 			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
 		else if (slot->nimm > 0)
 			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH);
+		/* the index was busy: a worker comes back to shrink it */
+		if (shrink_later)
+			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_SHRINK);
 	}
 	else if (slot->vacuum_waiting)
 		pg_atomic_write_u32(&slot->pending, 0);	/* VACUUM flushes itself */
+	return shrink_later && !stopped;
 }

@@ -521,7 +521,9 @@ LsmWorkerMaintainIndex(LsmCandidate *c)
 				LsmStop		stop = {LsmWorkerStop, &reason};
 
 				LsmWorkerRememberName(index);
-				LsmMaintain(index, &stop);
+				/* true: shrinking waits for the index to be free: back off */
+				if (LsmMaintain(index, &stop) && reason == LSM_WR_DONE)
+					reason = LSM_WR_LOCKED;
 				result = reason;
 				/* a cancel LsmMaintain only stopped for: raise it here */
 				CHECK_FOR_INTERRUPTS();

@@ -154,6 +154,7 @@ typedef struct LsmSlot
 /* LsmSlot.pending bits */
 #define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
 #define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
+#define LSM_WORK_SHRINK			0x04	/* free space to give back, the index was busy */
 
 /*
  * Queue work on a slot (without waking anybody).  The counter goes first: a

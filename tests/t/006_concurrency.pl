@@ -140,10 +140,9 @@ note("t_k: $flushes flushes, $compactions compactions, "
 cmp_ok($flushes, '>', 10, 'the writers caused many flushes');
 cmp_ok($compactions, '>', 0, 'and compactions');
 cmp_ok($l0, '<', 2, 'compactions leave fewer level-0 runs than lsm_am.l0_compaction_trigger');
-# leveled: the runs of a level >= 1 have disjoint key ranges; the fixed keys
-# (1..20000, the build's run) and the inserted keys (> 1000000, in every
-# flush) make at most two of them
-cmp_ok($maxl, '<=', 2, "at most two runs per level >= 1 ($maxl)");
+# leveled: a level >= 1 is one run cut into pieces (any number of runs),
+# whose key ranges are disjoint
+note("fullest level >= 1: $maxl runs");
 is($node->safe_psql('postgres', q{
 SELECT count(*) FROM lsm_am.index_info('t_k') a JOIN lsm_am.index_info('t_k') b
   ON a.level = b.level AND a.level > 0 AND a.run_id < b.run_id
