@@ -108,7 +108,12 @@ LsmPieceFull(const LsmRunWriter *w)
 {
 	uint32		fences = w->hiwater / 100 + 1;
 
-	return (uint64) w->hiwater + 1 + fences + w->bloom_pages >= w->cap;
+	/*
+	 * + 2: the core's run builder holds the data page being filled (it is
+	 * placed when the next entry does not fit), and the next entry may
+	 * start one more
+	 */
+	return (uint64) w->hiwater + 2 + fences + w->bloom_pages >= w->cap;
 }
 
 /*
