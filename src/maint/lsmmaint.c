@@ -745,37 +745,41 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
  * ------------------------------------------------------------------------ */
 
 /*
- * A worker with nothing more to do gives a large free tail back, if nobody
- * holds the index just then (LsmShrink takes its lock only if it is free:
- * under a steady stream of inserts it rarely is, and VACUUM or compact()
- * do it).  Large: an eighth of the file and at least 64 pages, so a standby
- * query is not cancelled (the lock is replayed) for a few pages.  It does
- * not move runs down: relocating from a worker and then truncating made
- * crash recovery with full_page_writes = off meet a zeroed page
- * (007_recovery; see doc/impl.md, "The file shrinks"), so after a bulk load
- * the file ends close to its live data at the next VACUUM or compact().
- * Returns true if the index was busy (never, now: the next idle worker
- * tries again anyway).
+ * A worker with nothing more to do gives free space back when it is large:
+ * an eighth of the file and at least 64 pages, free anywhere (so a standby
+ * query is not cancelled, the lock being replayed, for a few pages).  It
+ * shrinks the index and moves the runs that lie highest down into the
+ * holes below them (LsmShrinkRelocating, without waiting for the lock), so
+ * that a bulk load (one large INSERT or COPY, whose merges ran while its
+ * transaction held the index and its snapshot kept their inputs from being
+ * reused) ends close to its live data without a VACUUM.  Returns true if
+ * the index was busy (the caller comes back later).
  */
 static bool
 LsmMaybeShrink(Relation index)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	BlockNumber file = RelationGetNumberOfBlocks(index);
-	BlockNumber tail;
+	uint64		free_pages;
+	bool		busy = false;
 
 	LsmReadMeta(index, meta, NULL);
-	tail = file > meta->nblocks ? file - meta->nblocks : 0;
-	if (meta->nfree > 0 &&
-		meta->free[meta->nfree - 1].start + meta->free[meta->nfree - 1].npages == meta->nblocks)
-		tail += meta->free[meta->nfree - 1].npages;
-	if (tail >= 64 && tail >= file / 8)
+	free_pages = file > meta->nblocks ? file - meta->nblocks : 0;
+	for (int i = 0; i < (int) meta->nfree; i++)
+		free_pages += meta->free[i].npages;
+	if (free_pages >= 64 && free_pages >= file / 8)
 	{
-		LsmWorkerReportActivity("shrinking", index);
-		(void) LsmShrink(index, NULL);
+		if (!LsmCompactLockConditional(index))
+			busy = true;
+		else
+		{
+			LsmWorkerReportActivity("shrinking", index);
+			busy = !LsmShrinkRelocatingGuts(index, 0, true);
+			LsmCompactUnlock(index);
+		}
 	}
 	pfree(meta);
-	return false;
+	return busy;
 }
 
 /*
