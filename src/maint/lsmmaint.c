@@ -635,11 +635,11 @@ LsmShrinkRelocatingGuts(Relation index, int tries, bool any_fit)
 		 * The highest run moves to a free extent below it; with any_fit, the
 		 * highest run that fits one (pieces of a leveled index differ in
 		 * size: the top one may not fit where the next one does, whose move
-		 * frees room higher up).  Only the idle worker does the latter:
-		 * VACUUM has just rewritten pages in place, and cutting them off
-		 * the file and extending it again before the next checkpoint leaves
-		 * zero pages under WAL records that wal_consistency_checking then
-		 * cannot mask (redo itself skips them).
+		 * frees room higher up).  Only the idle worker does the latter;
+		 * VACUUM and compact() move the top run only, as they always did.
+		 * (Cutting pages written since the last checkpoint is safe for
+		 * redo; with wal_consistency_checking on, LsmTruncateTo keeps
+		 * them: doc/impl.md, "The file shrinks".)
 		 */
 		LsmReadMeta(index, meta, NULL);
 		while (!moved)
