@@ -602,9 +602,9 @@ LsmCompactFull(Relation index)
 }
 
 /*
- * Shrink the index (LsmShrink), then, while the highest run (any_fit: the
- * highest run that fits) fits a free extent below it, copy it down
- * (LsmRelocateRun) and shrink again:
+ * Shrink the index (LsmShrink), then, while the highest run that fits a
+ * free extent below it exists, copy it down (LsmRelocateRun) and shrink
+ * again:
  * live data moves to the front and the file ends close to it.  Tries for
  * the index's lock `tries` more times, LSM_SHRINK_LOCK_WAIT_US apart.
  * Does nothing more if the first shrink could not lock the index (its
@@ -612,7 +612,7 @@ LsmCompactFull(Relation index)
  * whether it could.  REQUIRES: compaction lock.
  */
 static bool
-LsmShrinkRelocatingGuts(Relation index, int tries, bool any_fit)
+LsmShrinkRelocatingGuts(Relation index, int tries)
 {
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	bool		locked = LsmShrink(index, NULL);
@@ -632,14 +632,11 @@ LsmShrinkRelocatingGuts(Relation index, int tries, bool any_fit)
 		bool	   *tried = palloc0(sizeof(bool) * LSM_MAX_RUNS);
 
 		/*
-		 * The highest run moves to a free extent below it; with any_fit, the
-		 * highest run that fits one (pieces of a leveled index differ in
-		 * size: the top one may not fit where the next one does, whose move
-		 * frees room higher up).  Only the idle worker does the latter;
-		 * VACUUM and compact() move the top run only, as they always did.
-		 * (Cutting pages written since the last checkpoint is safe for
-		 * redo; with wal_consistency_checking on, LsmTruncateTo keeps
-		 * them: doc/impl.md, "The file shrinks".)
+		 * The highest run that fits a free extent below it moves there
+		 * (pieces of a leveled index differ in size: the top one may not
+		 * fit where the next one does, whose move frees room higher up).  (Cutting pages written since the last
+		 * checkpoint is safe for redo; with wal_consistency_checking on,
+		 * LsmTruncateTo keeps them: doc/impl.md, "The file shrinks".)
 		 */
 		LsmReadMeta(index, meta, NULL);
 		while (!moved)
@@ -653,8 +650,6 @@ LsmShrinkRelocatingGuts(Relation index, int tries, bool any_fit)
 				break;
 			tried[top] = true;
 			moved = LsmRelocateRun(index, &meta->runs[top]);
-			if (!any_fit)
-				break;
 		}
 		pfree(tried);
 		if (!moved)
@@ -674,7 +669,7 @@ LsmShrinkRelocatingGuts(Relation index, int tries, bool any_fit)
 void
 LsmShrinkRelocating(Relation index)
 {
-	(void) LsmShrinkRelocatingGuts(index, LSM_SHRINK_LOCK_TRIES, false);
+	(void) LsmShrinkRelocatingGuts(index, LSM_SHRINK_LOCK_TRIES);
 }
 
 /*
@@ -774,7 +769,7 @@ LsmMaybeShrink(Relation index)
 		else
 		{
 			LsmWorkerReportActivity("shrinking", index);
-			busy = !LsmShrinkRelocatingGuts(index, 0, true);
+			busy = !LsmShrinkRelocatingGuts(index, 0);
 			LsmCompactUnlock(index);
 		}
 	}
