@@ -13,6 +13,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmPlan;
 
 my $node = PostgreSQL::Test::Cluster->new('concurrency');
 $node->init;
@@ -22,6 +25,7 @@ lsm_am.l0_compaction_trigger = 2
 autovacuum = off
 });
 $node->start;
+create_assert_plan($node, 'postgres');	# checks assert the plan they claim to test
 
 $node->safe_psql('postgres', q{
 CREATE EXTENSION lsm_am;
@@ -30,19 +34,6 @@ INSERT INTO t SELECT g, 1 FROM generate_series(1, 20000) g;
 CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
 VACUUM ANALYZE t;
 
--- raises unless the plan of q contains want (a check must run the scan it
--- claims to test: with enable_seqscan = off a broken index still falls back
--- to a sequential scan)
-CREATE FUNCTION assert_plan(q text, want text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE line text; plan text := '';
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    plan := plan || line || ' ';
-  END LOOP;
-  IF position(want IN plan) = 0 THEN
-    RAISE EXCEPTION 'expected "%" in the plan of %: %', want, q, plan;
-  END IF;
-END $$;
 -- raises unless the fixed rows are seen exactly once each
 CREATE FUNCTION check_fixed(kind text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE n bigint; s numeric; d bigint;
