@@ -62,6 +62,30 @@ LsmRelocateRun(Relation index, const LsmRunRef *ref)
 	return true;
 }
 
+/* Is the last page the metapage accounts for a page of a log chain? */
+static bool
+LsmLastPageIsLog(Relation index)
+{
+	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	BlockNumber last;
+	Buffer		buf;
+	Page		page;
+	bool		log;
+
+	LsmReadMeta(index, meta, NULL);
+	last = meta->nblocks - 1;
+	pfree(meta);
+	if (last < 1 || last >= RelationGetNumberOfBlocks(index))
+		return false;
+	buf = ReadBuffer(index, last);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	log = !PageIsNew(page) && LsmPageGetOpaque(page)->page_id == LSM_PAGE_ID &&
+		LsmPageGetOpaque(page)->kind == LSM_PK_LOG;
+	UnlockReleaseBuffer(buf);
+	return log;
+}
+
 /*
  * Shrink the index (LsmShrink), then, while the highest run that fits a
  * free extent below it exists, copy it down (LsmRelocateRun) and shrink
@@ -78,6 +102,7 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
 	bool		locked = LsmShrink(index, NULL);
 	bool		first;
+	bool		flushed = false;
 
 	for (int i = 0; i < tries && !locked && !IsInParallelMode() &&
 		 !RecoveryInProgress(); i++)
@@ -95,9 +120,14 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 		/*
 		 * The highest run that fits a free extent below it moves there
 		 * (pieces of a leveled index differ in size: the top one may not
-		 * fit where the next one does, whose move frees room higher up).  (Cutting pages written since the last
-		 * checkpoint is safe for redo; with wal_consistency_checking on,
-		 * LsmTruncateTo keeps them: doc/impl.md, "The file shrinks".)
+		 * fit where the next one does, whose move frees room higher up).
+		 * (Cutting pages written since the last checkpoint is safe for
+		 * redo; with wal_consistency_checking on, LsmTruncateTo keeps them:
+		 * doc/impl.md, "The file shrinks".)  When no run moves and the last
+		 * page is a log page (a chain that grew while a bulk load kept the
+		 * free pages from being reused lies at the end of the file), the
+		 * memtables are flushed once, if no flush is running: their chains
+		 * are freed at once and the run goes into the lowest free pages.
 		 */
 		LsmReadMeta(index, meta, NULL);
 		while (!moved)
@@ -113,6 +143,15 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 			moved = LsmRelocateRun(index, &meta->runs[top]);
 		}
 		pfree(tried);
+		if (!moved && !flushed && LsmLastPageIsLog(index) &&
+			LsmFlushLockConditional(index))
+		{
+			/* out of the usual order, but conditional: it never waits */
+			LsmWorkerReportActivity("flushing to shrink", index);
+			LsmFlushAll(index, NULL, NULL, NULL);
+			LsmFlushUnlock(index);
+			flushed = moved = true;
+		}
 		if (!moved)
 			break;
 		locked = LsmShrink(index, NULL);
