@@ -227,7 +227,10 @@ LsmLoadBuild(Relation index, LsmSlot *slot, LsmLoad *ld)
 /*
  * Step 3: install ld's memtables in the slot.  Returns false (nothing
  * installed, the caller frees them) if the slot is no longer the one
- * prepared.  REQUIRES: slot lock exclusive.
+ * prepared.  What may fail (an ERROR: a memtable to retire and no room in
+ * held[]) comes before the first memtable changes hands, so an ERROR leaves
+ * every private memtable to LsmLoadAbandon and none in two places.
+ * REQUIRES: slot lock exclusive.
  */
 static bool
 LsmLoadInstall(LsmSlot *slot, LsmLoad *ld)
@@ -240,6 +243,8 @@ LsmLoadInstall(LsmSlot *slot, LsmLoad *ld)
 		LsmSlotReset(slot);
 		slot->instance_id = ld->instance_id;
 	}
+	LsmSlotResetActive(slot);
+
 	/* immutable memtables, in epoch order; one the slot has meanwhile is freed */
 	for (int k = 0; k < ld->nimm; k++)
 	{
@@ -260,10 +265,10 @@ LsmLoadInstall(LsmSlot *slot, LsmLoad *ld)
 			slot->imm[pos] = slot->imm[pos - 1];
 		slot->imm[pos] = *im;
 		slot->nimm++;
+		lsm_memtable_init(&im->mt);
 	}
 	ld->nimm = 0;
 	/* the active memtable, with the position its chain was replayed to */
-	LsmSlotResetActive(slot);
 	slot->mt = ld->mt;
 	lsm_memtable_init(&ld->mt);
 	slot->log_epoch = ld->epoch;

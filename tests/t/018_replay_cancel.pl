@@ -18,7 +18,8 @@
 #      them gave its chunks back; the memtable then takes what it took
 #      before;
 #  and on a standby, a query's load is cancelled by statement_timeout too,
-#  then completes and agrees with the primary.
+#  then completes and agrees with the primary; a promotion in the middle of
+#  a standby's load leaves a slot the promoted server inserts into.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -200,6 +201,30 @@ sql('INSERT INTO t SELECT k + 2, v FROM t WHERE v % 11 = 0');
 $node->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', "$idx $q"), sql("SET enable_indexscan = off; SET enable_bitmapscan = off; $q"),
 	'standby: and catches up with new log pages');
+
+# A promotion in the middle of a standby's load: the load completes with
+# every row, and the promoted server appends where the log ends.
+my $standby_count = $standby->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $q");
+$standby->stop('immediate');
+$standby->start;
+my $s = $standby->background_psql('postgres', on_error_stop => 0);
+$s->set_query_timer_restart();
+my $s_pid = $s->query_safe('SELECT pg_backend_pid()');
+$s->query_safe('SET lsm_am.replay_delay_ms = ' . (2 * $DELAY_MS) . "; $idx");
+$s->query_until(qr/loading/, "\\echo loading\n$q;\n");
+usleep(500_000);
+$standby->promote;
+is($standby->safe_psql('postgres', "SELECT state FROM pg_stat_activity WHERE pid = $s_pid"), 'active',
+	'promotion: the standby load was still running when the promotion ended');
+my @lines = split /\n/, $s->query("SELECT 'after'");
+is($lines[0], $standby_count, 'promotion: the load completes with every row');
+$s->quit;
+$standby->safe_psql('postgres', 'INSERT INTO t SELECT k + 3, v FROM t WHERE v % 13 = 0');
+is($standby->safe_psql('postgres', "$idx $q"),
+	$standby->safe_psql('postgres', "SET enable_indexscan = off; SET enable_bitmapscan = off; $q"),
+	'promotion: the promoted server inserts and finds every row');
+is($standby->safe_psql('postgres', "SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0',
+	'promotion: check_index: no leaked page');
 $standby->stop;
 
 $node->stop;
