@@ -50,7 +50,7 @@ extern bool LsmSlotLoadWait(int slotno);
  * the slot lacks, replayed into private memtables without the slot lock,
  * then swapped in (the slot is left loaded and in_recovery: the caller's
  * catch-up adds what was appended meanwhile).  REQUIRES: slot lock
- * exclusive, released on return (also on ERROR).
+ * exclusive; released on return (on an ERROR, by the abort if still held).
  */
 extern void LsmSlotLoad(Relation index, int slotno);
 
