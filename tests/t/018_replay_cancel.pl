@@ -12,11 +12,12 @@
 #  (c) then index, bitmap and index-only scans return every row exactly once,
 #      as a btree on the same column does, and check_index finds no leak;
 #  (d) no cancelled or terminated load leaked arena memory: the arena
-#      (lsm_am.memory) is sized to hold the memtable and less than 2 MB
-#      more, so the full load after the cancelled ones, each of which held
-#      more than that when it was stopped, succeeds only if every one of
-#      them gave its chunks back; the memtable then takes what it took
-#      before;
+#      (lsm_am.memory) is sized to hold the memtable and 1 to 2 MB more, so
+#      the full load after five stopped ones (each a second or more into a
+#      load of some 5 s: a fifth or more of the memtable, which takes some
+#      10 MB) succeeds only if they gave their chunks back (with the frees
+#      taken out, it fails with "out of lsm_am shared memory"); the
+#      memtable then takes what it took before;
 #  and on a standby, a query's load is cancelled by statement_timeout too,
 #  then completes and agrees with the primary; a promotion in the middle of
 #  a standby's load leaves a slot the promoted server inserts into.
@@ -112,34 +113,43 @@ for my $i (1 .. 3)
 }
 is(sql('SELECT pg_postmaster_start_time()'), $started, '(a) the server kept running');
 
-# (b) A loads; B waits for it; B, then A, are cancelled.
+# (b) A loads; B, started 300 ms later, waits for it (whichever of the two
+# began the load, the other must wait); the waiter, then the loader, are
+# cancelled.
 $a->{stderr} = '';
 $a->query_until(qr/loading/, "\\echo loading\n$q;\n");
 poll_until("SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = $a_pid AND state = 'active'",
 	'A runs its query');
-usleep(300_000);	# A is the loader now
+usleep(300_000);
 my $b = $node->background_psql('postgres', on_error_stop => 0);
 $b->set_query_timer_restart();
 my $b_pid = $b->query_safe('SELECT pg_backend_pid()');
 $b->query_until(qr/waiting/, "\\echo waiting\n$idx $q;\n");
+my $lsm_wait = "wait_event_type = 'Extension' AND wait_event IN ('Extension', 'LsmSlotLoad')";
 poll_until(qq{SELECT count(*) = 1 FROM pg_stat_activity
-	WHERE pid = $b_pid AND wait_event_type = 'Extension'
-	  AND wait_event IN ('Extension', 'LsmSlotLoad')}, 'B waits on the lsm wait event');
+	WHERE pid IN ($a_pid, $b_pid) AND $lsm_wait}, 'one session waits on the lsm wait event');
+my $waiter_pid = sql("SELECT pid FROM pg_stat_activity WHERE pid IN ($a_pid, $b_pid) AND $lsm_wait");
+my ($waiter, $loader, $loader_pid) = $waiter_pid == $b_pid ? ($b, $a, $a_pid) : ($a, $b, $b_pid);
+note '(b) the loader is ' . ($loader_pid == $a_pid ? 'A' : 'B');
 my $waits = sql(qq{SELECT string_agg(pid || ':' || coalesce(wait_event_type, '-') || '/'
 	|| coalesce(wait_event, '-'), ' ' ORDER BY pid)
 	FROM pg_stat_activity WHERE pid IN ($a_pid, $b_pid)});
 note "(b) waits: $waits";
+is(sql("SELECT state FROM pg_stat_activity WHERE pid = $loader_pid"), 'active',
+	'(b) the other session is loading');
 is(sql(qq{SELECT count(*) FROM pg_stat_activity
 	WHERE pid IN ($a_pid, $b_pid) AND wait_event_type = 'LWLock'}), '0',
 	'(b) neither the loader nor the waiter waits on an LWLock');
-ok(sql("SELECT pg_cancel_backend($b_pid)"), '(b) cancel the waiter');
-$b->query('SELECT 1');
-like($b->{stderr}, qr/canceling statement due to user request/, '(b) the waiter was cancelled');
-is(sql("SELECT state FROM pg_stat_activity WHERE pid = $a_pid"), 'active',
+$waiter->{stderr} = '';
+ok(sql("SELECT pg_cancel_backend($waiter_pid)"), '(b) cancel the waiter');
+$waiter->query('SELECT 1');
+like($waiter->{stderr}, qr/canceling statement due to user request/, '(b) the waiter was cancelled');
+is(sql("SELECT state FROM pg_stat_activity WHERE pid = $loader_pid"), 'active',
 	'(b) the loader goes on');
-ok(sql("SELECT pg_cancel_backend($a_pid)"), '(b) cancel the loader');
-$a->query('SELECT 1');
-like($a->{stderr}, qr/canceling statement due to user request/, '(b) the loader was cancelled');
+$loader->{stderr} = '';
+ok(sql("SELECT pg_cancel_backend($loader_pid)"), '(b) cancel the loader');
+$loader->query('SELECT 1');
+like($loader->{stderr}, qr/canceling statement due to user request/, '(b) the loader was cancelled');
 $b->quit;
 
 # (e) FATAL in the middle of a load: the next session loads the slot.
@@ -148,6 +158,7 @@ $a->query_until(qr/loading/, "\\echo loading\n$q;\n");
 poll_until("SELECT count(*) = 1 FROM pg_stat_activity WHERE pid = $a_pid AND state = 'active'",
 	'A runs its query again');
 usleep(1_000_000);
+is(sql("SELECT state FROM pg_stat_activity WHERE pid = $a_pid"), 'active', '(e) A is loading');
 ok(sql("SELECT pg_terminate_backend($a_pid, 60000)"), '(e) the loader is terminated');
 eval { $a->quit; };		# its connection is gone
 is(sql('SELECT pg_postmaster_start_time()'), $started, '(e) the server kept running');
@@ -185,6 +196,10 @@ is(sql("SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0', '(c) check_in
 
 # A standby: its first query loads the slot; statement_timeout stops it there
 # too, and the load completes afterwards with the primary's rows.
+# the default arena again, so that the inserts below stay in the memtable
+# (under the tight one they flush it) and the standby's loads are long
+$node->append_conf('postgresql.conf', "lsm_am.memory = 64MB\n");
+$node->restart;
 $node->backup('b');
 my $standby = PostgreSQL::Test::Cluster->new('replay_cancel_standby');
 $standby->init_from_backup($node, 'b', has_streaming => 1);
@@ -218,6 +233,8 @@ is($standby->safe_psql('postgres', "SELECT state FROM pg_stat_activity WHERE pid
 	'promotion: the standby load was still running when the promotion ended');
 my @lines = split /\n/, $s->query("SELECT 'after'");
 is($lines[0], $standby_count, 'promotion: the load completes with every row');
+cmp_ok($standby->safe_psql('postgres', "SELECT log_pages FROM lsm_am.index_stats('t_k')"), '>', 300,
+	'promotion: the load replayed a long log chain');
 $s->quit;
 $standby->safe_psql('postgres', 'INSERT INTO t SELECT k + 3, v FROM t WHERE v % 13 = 0');
 is($standby->safe_psql('postgres', "$idx $q"),
