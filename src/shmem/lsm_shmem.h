@@ -165,7 +165,7 @@ typedef struct LsmSlot
 	pg_atomic_uint64 filter_false_positives;	/* said maybe, run had none */
 	pg_atomic_uint64 data_pages_read;	/* run data pages read by scans */
 
-	/* background work (lsmworker.c, lsmmaint.c) */
+	/* background work (maint/: lsmworker.c, lsmmaint.c) */
 	Oid			indexoid;		/* pg_class OID of the index, for workers */
 	pg_atomic_uint32 pending;	/* LSM_WORK_* bits a worker should act on */
 	pg_atomic_uint32 queued;	/* bumped before every setting of pending */
@@ -174,6 +174,7 @@ typedef struct LsmSlot
 /* LsmSlot.pending bits */
 #define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
 #define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
+#define LSM_WORK_SHRINK			0x04	/* free space to give back, the index was busy */
 
 /*
  * Queue work on a slot (without waking anybody).  The counter goes first: a

@@ -285,6 +285,7 @@ typedef struct LsmRunWriter
 	bool		stopped;		/* stop() said so: the caller abandons */
 	/* bloom filter: leading columns it hashes (0: none), lsmbloom.c */
 	int			bloom_cols;
+	uint32		bloom_pages;	/* pages the filter will take (LsmPieceFull) */
 	const LsmKeyDesc *desc;
 } LsmRunWriter;
 
@@ -293,6 +294,7 @@ extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 extern void LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len);
 extern void LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level);
 extern void LsmRunWriterAbandon(LsmRunWriter *w);
+extern void LsmRunWriterNewBuilder(LsmRunWriter *w, uint64 expected_keys);
 
 /* lsmbloom.c: what the run writer's filter hashes (the core builds it) */
 extern int	LsmBloomBegin(LsmRunWriter *w, Relation index);
@@ -350,6 +352,14 @@ typedef struct LsmRunCursor
 	bool		filtered;		/* ... and said absent */
 	uint32		data_pages;		/* data pages read */
 	bool		matched;		/* a page read held a key in the range */
+	/* a level in pieces read as one source (lsmchain.c) */
+	int			bloom_cols_hashed;	/* filter columns bloom_hash covers (0) */
+	const LsmRunRef *chain;		/* the level's runs in scan order, or NULL */
+	int			nchain;
+	int			chain_pos;		/* next run of chain */
+	uint32		acc_probes;		/* filter counts of the chain's finished runs */
+	uint32		acc_negatives;
+	uint32		acc_falsepos;
 } LsmRunCursor;
 
 #define LSM_BLOOM_SEED			LSM_BLOOM_HASH_SEED	/* xxHash seed of filter keys */
@@ -366,9 +376,47 @@ typedef struct LsmRange
 extern void LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref);
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
+
+/* lsmchain.c */
+extern int	LsmScanCursors(Relation index, const LsmRunRef *runs, int nruns,
+						   bool backward, LsmRunCursor **out);
+extern bool LsmRunCursorNextRun(LsmRunCursor *c);
+
+/*
+ * Output of LsmMergeRuns: one run, or (piece_pages > 0) runs cut into
+ * pieces of about piece_pages data pages (lsmpiece.c).  Every run but the
+ * last is held on the free list until publication; the last one is in the
+ * compaction reservation.
+ */
+typedef struct LsmMergeOut
+{
+	uint32		piece_pages;	/* in: data pages per piece; 0: one run */
+	int			max_pieces;		/* in: most runs to write (>= 1) */
+	int			nruns;			/* out: runs written (0: no entry left) */
+	LsmRunRef  *runs;			/* out: palloc'd, in key order */
+} LsmMergeOut;
+
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
 						 uint16 level, const LsmStop *stop, LsmDeadCallback dead,
-						 void *dead_state, double *removed, LsmRunRef *out);
+						 void *dead_state, double *removed, LsmMergeOut *out);
+
+/* lsmpiece.c: leveled output cut into pieces (their size: LsmPiecePages, maint) */
+extern int	LsmPieceLimit(const LsmMetaPageData *meta, int nin);
+extern bool LsmPieceRoom(Relation index);
+extern uint32 LsmPieceFirstExtent(Relation index, uint32 target);
+extern bool LsmPieceFull(const LsmRunWriter *w);
+extern void LsmRunWriterCut(LsmRunWriter *w, LsmRunRef *ref, uint16 level,
+							uint32 target, uint64 expected_keys);
+extern void LsmPiecesRelease(Relation index);
+extern void LsmPiecesTake(LsmMetaPageData *m, const LsmRunRef *runs, int n);
+
+/*
+ * reuse_after of a free extent that holds a finished piece of a compaction
+ * still running: never reusable by the horizon rule; published (taken off
+ * the free list) with the compaction, or released (made reusable) by the
+ * next compaction or a shrink if that one failed or crashed.
+ */
+#define LSM_REUSE_HELD			PG_UINT64_MAX
 extern void LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno,
 						   const char *what);
 extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
