@@ -2,10 +2,11 @@
  * lsm_storage.h — the storage floor: everything on the index's pages.  The
  * page formats (byte layouts: doc/page_format.md), page checks and the
  * corruption error (lsmcheck.c), the metapage and the page allocator
- * (lsmstore.c, lsmalloc.c), the log — append (lsmlog.c) and replay into the
- * slot's memtable (lsmreplay.c) — the run writer (lsmstore.c) and its bloom
- * filter (lsmbloom.c), run cursors and merges (lsmrun.c), and the backend
- * cache of run headers, fences and filters (lsmruncache.c).
+ * (lsmstore.c, lsmalloc.c), the log — append (lsmlog.c), catch-up of the
+ * slot's memtables (lsmreplay.c) and their load from scratch (lsmload.c) —
+ * the run writer (lsmstore.c) and its bloom filter (lsmbloom.c), run cursors
+ * and merges (lsmrun.c), and the backend cache of run headers, fences and
+ * filters (lsmruncache.c).
  *
  * It uses shmem/ (slots, arena), key/ and the C++ core below it, and never
  * the access method or maintenance above it: policy reaches it as arguments
@@ -16,6 +17,10 @@
  * once except a log page and the new page linked after it.  Relation
  * extension (ReadBuffer P_NEW) happens with the metapage lock held only by
  * the writer that accounts the page in the metapage in the same record.
+ * Log replay holds the slot lock for at most LSM_REPLAY_STEP_PAGES pages
+ * (lsmreplay_int.h) at a time; a load from scratch replays without it, into
+ * private memtables (lsmload.c), while others wait on the slot's load_cv,
+ * never on a lock.
  *
  * Invariants.
  *  - Every page below the metapage's nblocks is exactly one of: the
@@ -24,8 +29,11 @@
  *  - Every change of the metapage is one generic WAL record; run pages are
  *    logged as full images before the record that publishes the run.
  *  - A log entry reaches the log page (WAL) before the memtable; the slot's
- *    log state (loaded, epoch, head, tail, pages) is written by the log module
- *    (lsmlog.c, lsmreplay.c) only.
+ *    log state (loaded, in_recovery, epoch, head, tail, pages, loader) is
+ *    written by the log module (lsmlog.c, lsmreplay.c, lsmload.c) only.
+ *  - A slot that is loaded but in_recovery holds a prefix of every chain
+ *    (between catch-up steps, after a load's swap, on a standby): every
+ *    acquirer catches it up before use, and nobody appends to it.
  *  - Pages of retired runs are reused only after their reuse horizon.
  */
 #ifndef LSM_STORAGE_H
@@ -176,7 +184,9 @@ typedef struct LsmRelCache
 extern LsmRelCache *LsmGetRelCache(Relation index);
 /*
  * Lock and return the index's slot, its memtable caught up with the log
- * pages (lsmreplay.c).  REQUIRES: lsm_am preloaded.
+ * pages (lsmreplay.c).  May sleep (interruptibly) while another backend
+ * loads the slot, and replay a whole log without the lock.  REQUIRES: lsm_am
+ * preloaded, no LWLock held.
  */
 extern LsmSlot *LsmSlotAcquire(Relation index, LWLockMode mode);
 extern void LsmSlotRelease(Relation index, LsmSlot *slot);
