@@ -28,10 +28,9 @@ lsmbeginscan(Relation r, int nkeys, int norderbys)
 	memcpy(&so->desc, &LsmGetRelCache(r)->desc, sizeof(LsmKeyDesc));
 	so->scanctx = AllocSetContextCreate(CurrentMemoryContext, "lsm scan",
 										ALLOCSET_DEFAULT_SIZES);
-	so->tupctx = AllocSetContextCreate(CurrentMemoryContext, "lsm scan tuple",
-									   ALLOCSET_SMALL_SIZES);
 	so->metapin = InvalidBuffer;
 	so->index = r;
+	LsmTupleFormerInit(&so->former, r, &so->desc);
 	scan->opaque = so;
 	scan->xs_itupdesc = RelationGetDescr(r);
 	return scan;
@@ -115,22 +114,32 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 		}
 		break;
 	}
-	memcpy(so->lastkey, key, len);
+	/* valid until the next fetch; LsmScanTurn copies it */
+	so->lastptr = key;
 	so->lastlen = (int) len;
 	so->havelast = true;
 	scan->xs_recheck = false;
 	if (scan->xs_want_itup)
 	{
-		Datum		values[INDEX_MAX_KEYS];
-		bool		isnull[INDEX_MAX_KEYS];
-		MemoryContext old;
+		/* fixed-width columns, no NULLs: decoded into one reused tuple */
+		scan->xs_itup = LsmFormTupleFast(&so->former, &so->desc, key, (int) len);
+		if (scan->xs_itup == NULL)
+		{
+			Datum		values[INDEX_MAX_KEYS];
+			bool		isnull[INDEX_MAX_KEYS];
+			MemoryContext old;
 
-		MemoryContextReset(so->tupctx);
-		old = MemoryContextSwitchTo(so->tupctx);
-		LsmDecodeEntry(&so->desc, key, (int) len, values, isnull);
-		scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
-										 values, isnull);
-		MemoryContextSwitchTo(old);
+			if (so->tupctx == NULL)
+				so->tupctx = AllocSetContextCreate(GetMemoryChunkContext(so),
+												   "lsm scan tuple",
+												   ALLOCSET_SMALL_SIZES);
+			MemoryContextReset(so->tupctx);
+			old = MemoryContextSwitchTo(so->tupctx);
+			LsmDecodeEntry(&so->desc, key, (int) len, values, isnull);
+			scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
+											 values, isnull);
+			MemoryContextSwitchTo(old);
+		}
 	}
 	so->nreturned++;
 	return true;
@@ -165,7 +174,10 @@ lsmendscan(IndexScanDesc scan)
 
 	LsmScanReset(so);
 	MemoryContextDelete(so->scanctx);
-	MemoryContextDelete(so->tupctx);
+	if (so->tupctx)
+		MemoryContextDelete(so->tupctx);
+	if (so->former.tup)
+		pfree(so->former.tup);
 	pfree(so);
 	scan->opaque = NULL;
 }

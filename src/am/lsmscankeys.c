@@ -33,6 +33,9 @@ LsmScanPrepare(IndexScanDesc scan)
 			   *hiseg = NULL;
 	int			lolen = 0,
 				hilen = 0;
+	LsmScanKeyInfo *lokey = NULL,
+			   *hikey = NULL;
+	bool		notnull = false;
 
 	so->keys = palloc0(sizeof(LsmScanKeyInfo) * Max(scan->numberOfKeys, 1));
 	so->nkeys = 0;
@@ -91,6 +94,8 @@ LsmScanPrepare(IndexScanDesc scan)
 				eq = &so->keys[i];
 		if (eq)
 		{
+			/* the prefix in both bounds admits exactly this segment */
+			eq->implied = true;
 			appendBinaryStringInfo(&prefix, (char *) eq->seg, eq->seglen);
 			so->eq_len[col] = prefix.len;
 			so->eq_cols = col + 1;
@@ -105,27 +110,57 @@ LsmScanPrepare(IndexScanDesc scan)
 				continue;
 			if (k->kind == LSM_SK_NOTNULL)
 			{
-				/* [0x01 ...] : every non-null value of the column */
-				if (!loseg || LsmCompareSegments(k->seg, k->seglen, loseg, lolen) > 0)
-					loseg = k->seg, lolen = k->seglen;
-				if (!hiseg || LsmCompareSegments(k->seg, k->seglen, hiseg, hilen) < 0)
-					hiseg = k->seg, hilen = k->seglen;
+				/*
+				 * Every non-null value of the column: implied keys below
+				 * check the column's flag byte, which excludes NULLs sorting
+				 * first and last.  (Not a bound: as a prefix upper bound
+				 * [0x01] is looser than any value, though it compares
+				 * smaller.)
+				 */
+				notnull = true;
+				k->implied = true;
 				continue;
 			}
 			lower_in_index = LsmIsLowerStrategy(k->strategy) != so->desc.cols[col].desc;
 			if (lower_in_index)
 			{
 				if (!loseg || LsmCompareSegments(k->seg, k->seglen, loseg, lolen) > 0)
-					loseg = k->seg, lolen = k->seglen;
+					loseg = k->seg, lolen = k->seglen, lokey = k;
 			}
 			else
 			{
 				if (!hiseg || LsmCompareSegments(k->seg, k->seglen, hiseg, hilen) < 0)
-					hiseg = k->seg, hilen = k->seglen;
+					hiseg = k->seg, hilen = k->seglen, hikey = k;
 			}
 		}
 		break;
 	}
+
+	/*
+	 * A bound set by a non-strict comparison decides it exactly for non-null
+	 * values, segments being prefix-free (doc/impl.md, "Per-entry work of a
+	 * scan"): an entry is >= prefix + seg iff its column's segment is >= seg,
+	 * and its first bytes are <= prefix + seg iff that segment is <= seg.  A
+	 * strict one admits the equal segment.  A comparison (and IS NOT NULL)
+	 * is false for NULL, which a one-sided range admits: such keys leave the
+	 * check of the column's flag byte, right after the prefix
+	 * (nullflag_off).  The range is not narrowed to [0x01] instead: a scan
+	 * would then stop silently at a damaged flag byte rather than report it.
+	 */
+	if (lokey && lokey->kind == LSM_SK_COMPARE &&
+		(lokey->strategy == BTGreaterEqualStrategyNumber ||
+		 lokey->strategy == BTLessEqualStrategyNumber))
+		lokey->implied = true;
+	if (hikey && hikey->kind == LSM_SK_COMPARE &&
+		(hikey->strategy == BTGreaterEqualStrategyNumber ||
+		 hikey->strategy == BTLessEqualStrategyNumber))
+		hikey->implied = true;
+	so->nullflag_off = -1;
+	if (notnull || (lokey && lokey->implied) || (hikey && hikey->implied))
+		so->nullflag_off = prefix.len;
+	so->ncheck = 0;
+	for (int i = 0; i < so->nkeys; i++)
+		so->ncheck += so->keys[i].implied ? 0 : 1;
 	so->eq_prefix = (uint8 *) prefix.data;
 	have_lo = prefix.len > 0 || loseg != NULL;
 	have_hi = prefix.len > 0 || hiseg != NULL;
@@ -162,14 +197,29 @@ LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len, ItemPointer tid)
 	const uint8 *seg[INDEX_MAX_KEYS];
 	int			seglen[INDEX_MAX_KEYS];
 
+	if (so->ncheck == 0)
+	{
+		/* the range decides every key: only the entry's shape is checked */
+		if (!LsmEntryWellFormed(&so->former, &so->desc, key, len))
+			LsmScanReportMalformed(scan, key, len);
+		if (so->nullflag_off >= 0 && key[so->nullflag_off] != LSM_FLAG_NOT_NULL)
+			return false;
+		LsmEntryGetTid(key, len, tid);
+		return true;
+	}
 	if (!LsmSplitEntry(&so->desc, key, len, seg, seglen, tid))
 		LsmScanReportMalformed(scan, key, len);
+	if (so->nullflag_off >= 0 && key[so->nullflag_off] != LSM_FLAG_NOT_NULL)
+		return false;
 
 	for (int i = 0; i < so->nkeys; i++)
 	{
 		LsmScanKeyInfo *k = &so->keys[i];
 		const uint8 *s = seg[k->col];
 		int			c;
+
+		if (k->implied)
+			continue;
 
 		switch (k->kind)
 		{

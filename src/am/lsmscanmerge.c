@@ -245,6 +245,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 									so->range.lo, so->range.lolen,
 									so->range.hi, so->range.hilen, &so->merge),
 				   InvalidBlockNumber, "starting a scan");
+	/* data pages decoded a piece at a time: LIMIT n reads about n entries */
+	lsm_merge_set_lazy(so->merge, 1);
 	MemoryContextSwitchTo(old);
 }
 
@@ -365,6 +367,18 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 						   so->backward, &so->range);
 			continue;
 		}
+		if (st == LSM_CORRUPT)
+		{
+			/* a piece of a lazily decoded data page failed validation */
+			int			src = lsm_merge_last_source(so->merge);
+
+			if (src >= so->nmt && src < so->nmt + so->nruns)
+			{
+				LsmRunCursor *c = &so->cursors[src - so->nmt];
+
+				LsmCheckStatus(index, st, c->ref.start + c->cur, "reading a data page");
+			}
+		}
 		LsmCheckStatus(index, st, InvalidBlockNumber, "scanning");
 		if (LsmEntryMatches(scan, key, (int) len, tid))
 		{
@@ -390,6 +404,9 @@ LsmScanTurn(IndexScanDesc scan, bool backward)
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 	bool		from_last = so->havelast && !so->ended;
 
+	/* the entry returned last is still in the merge's batch: keep a copy */
+	if (from_last)
+		memcpy(so->lastkey, so->lastptr, so->lastlen);
 	MemoryContextDelete(so->snapctx);	/* LsmScanFreeCore: iterator, pins */
 	so->snapctx = NULL;
 	so->cursors = NULL;

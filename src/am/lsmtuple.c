@@ -2,13 +2,14 @@
  * lsmtuple.c — per-entry fast paths of a scan: checking an entry's shape and
  * rebuilding the index tuple of an index-only scan.
  *
- * The general path (lsmscan.c) splits an entry with LsmSplitEntry, decodes
+ * The general path (lsmscan.c, lsmscankeys.c) splits an entry with LsmSplitEntry, decodes
  * every column into a Datum and calls index_form_tuple, which pallocs a new
  * tuple per entry.  When every column has a fixed-width encoding (integers,
  * floats, bool, date, time, timestamps, interval, uuid), an entry's segments
  * are found by walking its flag bytes, and an entry without NULLs maps onto
  * one tuple layout: its values are decoded straight into one preallocated
  * tuple.  Entries with NULLs, and other types, take the general path.
+ * Owns the reused tuple (allocated with the scan, lsmbeginscan).
  */
 #include "postgres.h"
 
@@ -17,8 +18,7 @@
 #include "port/pg_bswap.h"
 #include "utils/date.h"
 
-#include "lsmkey.h"
-#include "lsmtuple.h"
+#include "am/lsmscan_int.h"
 
 /* Value bytes of a fixed-width encoding, or -1. */
 static int
