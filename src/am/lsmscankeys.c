@@ -138,10 +138,10 @@ LsmScanPrepare(IndexScanDesc scan)
 
 	/*
 	 * A bound set by a non-strict comparison decides it exactly for non-null
-	 * values, segments being prefix-free (doc/impl.md, "Per-entry work of a
-	 * scan"): an entry is >= prefix + seg iff its column's segment is >= seg,
-	 * and its first bytes are <= prefix + seg iff that segment is <= seg.  A
-	 * strict one admits the equal segment.  A comparison (and IS NOT NULL)
+	 * values, segments being prefix-free (doc/impl.md, "Per-entry work"): an
+	 * entry is >= prefix + seg iff its column's segment is >= seg, and its
+	 * first bytes are <= prefix + seg iff that segment is <= seg.  A strict
+	 * one admits the equal segment.  A comparison (and IS NOT NULL)
 	 * is false for NULL, which a one-sided range admits: such keys leave the
 	 * check of the column's flag byte, right after the prefix
 	 * (nullflag_off).  The range is not narrowed to [0x01] instead: a scan
