@@ -98,8 +98,26 @@ sub check
 	{
 		my ($m, $set, $node_re) = @$mode;
 		my $re = qr/\Q$node_re\E (Backward )?using $idx\b/;
+		my $plan = plan_of($node, 'postgres', "$set SET enable_sort = off;", $q);
+		if ($plan =~ /One-Time Filter: false/ && $plan !~ $re)
+		{
+			# The planner proved the keys contradictory (PostgreSQL 18 folds
+			# k = 1 AND k = 2): the constants become parameters of a generic
+			# plan, so that the keys still reach the access method.
+			my @vals;
+			my $i = 0;
+			(my $w = $where) =~ s/(?<![\w'.\$])(-?\d+)\b/push @vals, $1; '$' . ++$i/ge;
+			my $pq = "SELECT coalesce($agg, '') FROM (SELECT $sel FROM $tab WHERE $w"
+			  . ($order ? " ORDER BY $order" : '') . ") r";
+			my $pre = "$set SET enable_sort = off; SET plan_cache_mode = force_generic_plan; PREPARE p AS $pq;";
+			my $exec = 'EXECUTE p(' . join(', ', @vals) . ')';
+			next if $m eq 'ionly' && plan_of($node, 'postgres', $pre, $exec) !~ $re;
+			my $got = query_planned($node, 'postgres', $pre, $exec, $re, "$desc [$m, generic plan]");
+			is($got, $want, "$desc [$m, generic plan]");
+			next;
+		}
 		# index-only scans need every selected column in the index
-		next if $m eq 'ionly' && plan_of($node, 'postgres', "$set SET enable_sort = off;", $q) !~ $re;
+		next if $m eq 'ionly' && $plan !~ $re;
 		my $got = query_planned($node, 'postgres', "$set SET enable_sort = off;",
 			"SELECT coalesce($agg, '') FROM ($q) r", $re, "$desc [$m]");
 		is($got, $want, "$desc [$m]");
