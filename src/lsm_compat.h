@@ -211,4 +211,23 @@ LsmCountIndexSearch(IndexScanDesc scan)
 #endif
 }
 
+/*
+ * The wait event of a backend that waits for another to load an index's
+ * memtables (storage/lsmload.c): "LsmSlotLoad" where extensions may name
+ * their wait events (PostgreSQL 17 and later), the generic "Extension" on 15.
+ */
+static inline uint32
+LsmWaitEventSlotLoad(void)
+{
+#if PG_VERSION_NUM >= 170000
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("LsmSlotLoad");
+	return event;
+#else
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
 #endif							/* LSM_COMPAT_H */

@@ -16,6 +16,7 @@ int			lsm_memory_mb = 64;
 int			lsm_max_indexes = 64;
 int			lsm_memtable_size_kb = LSM_MEMTABLE_SIZE_DEFAULT;
 int			lsm_flush_delay_ms = 0;
+int			lsm_replay_delay_ms = 0;
 int			lsm_l0_compaction_trigger = LSM_L0_TRIGGER_DEFAULT;
 int			lsm_l0_slowdown_trigger = 20;
 int			lsm_l0_stop_trigger = 36;
@@ -61,6 +62,11 @@ LsmOptionsInit(bool preload)
 							"Test hook: sleep this long after writing each page of a flush, merge or CREATE INDEX, after each data page VACUUM visits, and before a truncation that gives pages back.",
 							"For crash tests only.",
 							&lsm_flush_delay_ms, 0, 0, 10000,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.replay_delay_ms",
+							"Test hook: sleep this long before replaying each log page into a memtable (after a restart, an eviction, on a standby).",
+							"For tests of cancelling a long replay only.",
+							&lsm_replay_delay_ms, 0, 0, 1000,
 							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 
 	lsm_relopt_kind = add_reloption_kind();

@@ -48,6 +48,7 @@ extern int	lsm_memory_mb;			/* shmem: arena size (postmaster) */
 extern int	lsm_max_indexes;		/* shmem: slots (postmaster) */
 extern int	lsm_memtable_size_kb;	/* default of memtable_size */
 extern int	lsm_flush_delay_ms;		/* storage, vacuum: crash-test hook */
+extern int	lsm_replay_delay_ms;	/* storage: replay test hook (018) */
 extern int	lsm_l0_compaction_trigger;	/* maint: L0 runs that start a merge */
 extern int	lsm_l0_slowdown_trigger;	/* insert: backpressure, delay */
 extern int	lsm_l0_stop_trigger;		/* insert: backpressure, wait */

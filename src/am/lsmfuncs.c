@@ -367,7 +367,9 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	values[n++] = Int64GetDatum(slot->wal_compact);
 	values[n++] = Int64GetDatum(free_pages);
 	values[n++] = Int64GetDatum(meta->nblocks);
-	values[n++] = BoolGetDatum(pg_atomic_read_u32(&slot->pending) != 0 || slot->nimm > 0);
+	values[n++] = BoolGetDatum((pg_atomic_read_u32(&slot->pending) &
+								   (LSM_WORK_FLUSH | LSM_WORK_COMPACT)) != 0 ||
+								  slot->nimm > 0);
 	values[n++] = Int64GetDatum(meta->leaked_pages);
 	values[n++] = Int64GetDatum(file_pages);
 	/* file pages per live page (runs, log, metapage) */

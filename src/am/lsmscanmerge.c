@@ -96,6 +96,9 @@ LsmScanTally(LsmScanOpaque so)
 		LsmRunCursor *c = &so->cursors[i];
 
 		pages += c->data_pages;
+		probes += c->acc_probes;	/* earlier runs of a chain */
+		negatives += c->acc_negatives;
+		falsepos += c->acc_falsepos;
 		if (c->probed)
 		{
 			probes++;
@@ -222,19 +225,21 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 		mode = LW_EXCLUSIVE;
 	}
 
-	so->nruns = meta.nruns;
-	so->cursors = palloc(sizeof(LsmRunCursor) * Max(meta.nruns, 1));
-	/* newest runs first: ties are impossible (keys are unique) */
-	for (int i = 0; i < (int) meta.nruns; i++)
+	/*
+	 * One cursor per run, newest first (ties are impossible: keys are
+	 * unique), but one per level held in disjoint pieces (lsmchain.c)
+	 */
+	so->nruns = LsmScanCursors(index, runs, meta.nruns, backward, &so->cursors);
+	for (int i = 0; i < so->nruns; i++)
 	{
 		LsmRunCursor *c = &so->cursors[i];
 
-		LsmRunCursorInit(c, &runs[meta.nruns - 1 - i]);
 		/* a point lookup on the filter's columns probes it first */
 		if (c->ref.bloom_nblocks > 0 && c->ref.bloom_cols > 0 &&
 			c->ref.bloom_cols <= so->eq_cols && !so->empty)
 		{
 			c->bloom_check = true;
+			c->bloom_cols_hashed = c->ref.bloom_cols;
 			c->bloom_hash = lsm_hash64(so->eq_prefix, so->eq_len[c->ref.bloom_cols - 1],
 									   LSM_BLOOM_SEED);
 		}

@@ -22,15 +22,21 @@
  *    1. L0 trigger: >= l0_trigger L0 runs: merge all L0 runs and the L1 runs
  *       overlapping their union range [min over L0, max over L0] into one L1
  *       run (a single L0 run that overlaps no L1 run is moved instead).
+ *       It waits (comes after rules 2 and 3) while some level's score of
+ *       rule 3 is higher than L0 runs / l0_trigger, as in RocksDB: an L0
+ *       merge takes every L1 run it overlaps, so a level 1 left to grow
+ *       would be rewritten whole by every one.
  *    2. Repair: a level >= 1 whose runs overlap (an index compacted under
  *       another policy before) merges a group of transitively overlapping
  *       runs into one run at the same level, lowest level first.
  *    3. The level i in 1..MAX-1 with the highest score pages(Li) / target(i)
  *       > 1.0 (ties: the lower level) gives one run r: the one minimising
- *       (pages of the L(i+1) runs it overlaps) / pages(r), ties: smallest
- *       run_id.  Overlapping nothing: r is moved to i+1; else r and those runs
- *       are merged into one run at i+1.  The max level is never picked for
- *       being over target.
+ *       (pages of the L(i+1) runs it overlaps) / pages(r + the other Li
+ *       runs inside the hull of r and those runs), ties: smallest run_id.
+ *       Overlapping nothing: r is moved to i+1 (alone, or merged with the
+ *       Li runs inside its range); else r, those Li runs and the L(i+1) runs
+ *       are merged into one run at i+1 (the shim cuts it into pieces).  The
+ *       max level is never picked for being over target.
  *  LSM_POLICY_TIERED: runs of a level may overlap.
  *    1. L0 trigger: merge all L0 runs (only) into one L1 run (a single run is
  *       moved).

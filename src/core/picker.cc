@@ -426,8 +426,9 @@ bool CompactionPicker::TryLeveledScore(uint32_t level, Choice* c) const {
   bool found = false;
   uint32_t best = 0;
   double best_cost = 0;
-  std::vector<uint32_t> best_over;
+  std::vector<uint32_t> best_in;
   std::vector<uint32_t> over;
+  std::vector<uint32_t> in;
   for (uint32_t r : level_[level]) {
     if (Busy(r)) continue;
     Range hull{Min(r), Max(r)};
@@ -435,21 +436,36 @@ bool CompactionPicker::TryLeveledScore(uint32_t level, Choice* c) const {
     Closure(next, &hull, &over);
     if (over.size() + 1 > kMaxInputs || AnyBusy(over) || Reserved(next, hull))
       continue;
+    // Also take the other runs (pieces) of this level that lie inside the
+    // hull: they overlap no run of the next level that is not already an
+    // input (the hull is closed under overlap there), so they go down at no
+    // extra rewrite of the next level (RocksDB's input expansion).
+    in.assign(1, r);
+    uint64_t in_pages = std::max<uint64_t>(Pages(r), 1);
+    for (uint32_t r2 : level_[level]) {
+      if (r2 == r || Busy(r2) || over.size() + in.size() >= kMaxInputs)
+        continue;
+      if (CompareKeys(Min(r2), hull.lo) >= 0 &&
+          CompareKeys(Max(r2), hull.hi) <= 0) {
+        in.push_back(r2);
+        in_pages = SatAdd(in_pages, Pages(r2));
+      }
+    }
     uint64_t over_pages = 0;
     for (uint32_t o : over) over_pages = SatAdd(over_pages, Pages(o));
     const double cost = static_cast<double>(over_pages) /
-                        static_cast<double>(std::max<uint64_t>(Pages(r), 1));
+                        static_cast<double>(in_pages);
     if (!found || cost < best_cost ||
         (cost == best_cost && OlderThan(r, best))) {
       found = true;
       best = r;
       best_cost = cost;
-      best_over = over;
+      best_in = in;
+      best_in.insert(best_in.end(), over.begin(), over.end());
     }
   }
   if (!found) return false;
-  best_over.insert(best_over.begin(), best);
-  Set(c, std::move(best_over), next, score, kOverTarget[level]);
+  Set(c, std::move(best_in), next, score, kOverTarget[level]);
   return true;
 }
 
@@ -516,25 +532,35 @@ bool CompactionPicker::TryLevel(uint32_t level, Choice* c) const {
 
 void CompactionPicker::Pick(LsmPick* out) const {
   Choice c;
-  bool found = TryPressure(&c) || TryL0(&c);
+  const bool leveled = PolicyValue(opt_) == LSM_POLICY_LEVELED;
+  bool found = TryPressure(&c);
+  // Highest score first, ties: the lower level (stable sort).
+  std::vector<std::pair<double, uint32_t>> scored;
+  if (leveled) {
+    for (uint32_t lv = 1; lv < kMaxLevel; lv++) {
+      double s = SizeScore(lv);
+      if (s > 1.0) scored.emplace_back(s, lv);
+    }
+    std::stable_sort(scored.begin(), scored.end(),
+                     [](const std::pair<double, uint32_t>& a,
+                        const std::pair<double, uint32_t>& b) {
+                       return a.first > b.first;
+                     });
+  }
+  // Leveled: the L0 trigger waits while a level is further over its target
+  // than level 0 is over its trigger (RocksDB's scores), else an L0 merge,
+  // which takes every L1 piece its runs overlap, would keep rewriting a
+  // level 1 that grows without bound.
+  const double l0_score = static_cast<double>(Count(0)) / opt_.l0_trigger;
+  const bool l0_waits = leveled && !scored.empty() && scored[0].first > l0_score;
+  if (!found && !l0_waits) found = TryL0(&c);
   switch (PolicyValue(opt_)) {
     case LSM_POLICY_LEVELED: {
       for (uint32_t lv = 1; !found && lv <= kMaxLevel; lv++)
         found = TryLeveledRepair(lv, &c);
-      if (found) break;
-      // Highest score first, ties: the lower level (stable sort).
-      std::vector<std::pair<double, uint32_t>> scored;
-      for (uint32_t lv = 1; lv < kMaxLevel; lv++) {
-        double s = SizeScore(lv);
-        if (s > 1.0) scored.emplace_back(s, lv);
-      }
-      std::stable_sort(scored.begin(), scored.end(),
-                       [](const std::pair<double, uint32_t>& a,
-                          const std::pair<double, uint32_t>& b) {
-                         return a.first > b.first;
-                       });
       for (size_t k = 0; !found && k < scored.size(); k++)
         found = TryLeveledScore(scored[k].second, &c);
+      if (!found && l0_waits) found = TryL0(&c);
       break;
     }
     case LSM_POLICY_TIERED:

@@ -1,8 +1,10 @@
 /*
- * lsm_maint.h — the maintenance floor: memtable switches, flushes of
- * immutable memtables into level-0 runs, compactions chosen by the core's
- * picker (lsmmaint.c, lsmpolicy.c), and the background launcher and
- * per-database workers that run them (lsmworker.c).
+ * lsm_maint.h — the maintenance floor: memtable switches and flushes of
+ * immutable memtables into level-0 runs (lsmflush.c), compactions chosen by
+ * the core's picker (lsmmaint.c, lsmpolicy.c), moving runs down and
+ * shrinking the file (lsmshrink.c), and the background launcher and
+ * per-database workers that run them (lsmlauncher.c, lsmworker.c, their
+ * shared table lsmworkertab.c).
  *
  * It uses storage/ (run writer, merges, allocator, log), shmem/ and the core,
  * never the access method above it.  Backends reach it from the access
@@ -35,30 +37,36 @@
 
 #include "storage/lsm_storage.h"
 
-/* lsmmaint.c */
+/* locks (lsmmaint.c) */
 extern void LsmFlushLock(Relation index);
 extern bool LsmFlushLockConditional(Relation index);
 extern void LsmFlushUnlock(Relation index);
 extern void LsmCompactLock(Relation index);
 extern bool LsmCompactLockConditional(Relation index);
 extern void LsmCompactUnlock(Relation index);
+/* memtable switches and flushes (lsmflush.c) */
 extern void LsmSwitchMemtable(Relation index, LsmSlot *slot);
 extern bool LsmFlushOldest(Relation index, LsmDeadCallback dead, void *dead_state,
 						   double *removed, const LsmStop *stop);
 extern void LsmFlushAll(Relation index, LsmDeadCallback dead, void *dead_state,
 						double *removed);
+/* compactions (lsmmaint.c) */
 extern bool LsmCompactOnce(Relation index, const LsmStop *stop);
 extern void LsmCompactFull(Relation index);
-extern void LsmShrinkRelocating(Relation index);
 extern uint64 LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 							void *dead_state, double *removed);
 extern bool LsmWorkPending(Relation index);
+/* runs moved down, the file shrunk, waiting up to 5 s for the lock (lsmshrink.c) */
+extern void LsmShrinkRelocating(Relation index);
 /* shape of the levels and the compaction picker (lsmpolicy.c) */
 extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);
+extern uint64 LsmLevelBasePages(Relation index);
+/* data pages per piece of a leveled merge's output into level */
+extern uint32 LsmPiecePages(Relation index, const LsmMetaPageData *meta, uint32 level);
 
 /* ------------------------------------------------------------------------
- * Background workers (lsmworker.c)
+ * Background workers (lsmworkertab.c, lsmlauncher.c, lsmworker.c)
  * ------------------------------------------------------------------------ */
 /* start-up (module list of _PG_init): register the launcher, shared memory */
 extern void LsmWorkerInit(void);
@@ -88,7 +96,7 @@ PGDLLEXPORT void lsm_worker_main(Datum arg);
  * slot's pending bits for the work it did.  REQUIRES: a transaction, a
  * RowExclusiveLock on the index.  Raises ERROR on failure.
  */
-extern void LsmMaintain(Relation index, const LsmStop *stop);
+extern bool LsmMaintain(Relation index, const LsmStop *stop);
 
 
 #endif							/* LSM_MAINT_H */

@@ -14,7 +14,7 @@
 #include "maint/lsm_maint.h"
 
 /* Target size of level 1 in pages: l0_compaction_trigger flushed memtables. */
-static uint64
+uint64
 LsmLevelBasePages(Relation index)
 {
 	int			trigger = LsmL0TriggerOf(index);
@@ -94,4 +94,45 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
 	if (st != LSM_OK)
 		LsmReportStatus(index, st, InvalidBlockNumber, "choosing a compaction");
 	return pick->kind != LSM_PICK_NONE;
+}
+
+/*
+ * Pieces per level: the size of a piece is the level's size (at least the
+ * level-1 base, at most its target) divided by this, so one piece of level
+ * L covers about 1/LSM_PIECES_PER_LEVEL of the key space, and a merge of it
+ * into level L+1 rewrites about that share of L+1 (plus a piece at each
+ * end): the file peaks at the live data plus about 2/16 of the last level,
+ * where one run per level peaked at twice the last level.  Level 1 takes
+ * half as many (it swings between its target and twice that with every
+ * merge from level 0, which takes all of it anyway).  More pieces: smaller
+ * merges, more runs in the manifest (128 slots; the picker merges small
+ * neighbours above 96) and more sources for a range scan to merge.
+ */
+#define LSM_PIECES_PER_LEVEL	16
+/* No piece smaller than this (pages): tiny indexes keep a few runs. */
+#define LSM_PIECE_MIN_PAGES		32
+
+/*
+ * Data pages per piece for a compaction into level (0: write one run).
+ * Only the leveled policy cuts: tiered levels and lazy leveling merge
+ * whole levels anyway.
+ */
+uint32
+LsmPiecePages(Relation index, const LsmMetaPageData *meta, uint32 level)
+{
+	uint64		base = LsmLevelBasePages(index);
+	uint64		target = base;
+	uint64		pages = 0;
+	uint64		size;
+
+	if (LsmCompactionPolicyOf(index) != LSM_POLICY_LEVELED || level < 1)
+		return 0;
+	for (uint32 l = 1; l < level && target < PG_UINT32_MAX; l++)
+		target *= LsmSizeRatioOf(index);
+	for (int i = 0; i < (int) meta->nruns; i++)
+		if (meta->runs[i].level == level)
+			pages += meta->runs[i].npages;
+	size = Min(target, Max(pages, base));
+	size /= level == 1 ? LSM_PIECES_PER_LEVEL / 2 : LSM_PIECES_PER_LEVEL;
+	return (uint32) Min(Max(size, LSM_PIECE_MIN_PAGES), MaxBlockNumber / 4);
 }

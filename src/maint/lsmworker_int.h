@@ -1,6 +1,7 @@
 /*
  * lsmworker_int.h — what the launcher (lsmlauncher.c) and the workers
- * (lsmworker.c) share: the worker table in shared memory and its helpers.
+ * (lsmworker.c) share: the worker table in shared memory and its helpers
+ * (lsmworkertab.c).
  * Private to src/maint/; the design is in lsmworker.c's header.
  */
 #ifndef LSMWORKER_INT_H

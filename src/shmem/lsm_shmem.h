@@ -14,19 +14,26 @@
  *
  * Lock order: map lock -> slot lock (the map lock takes a slot lock only
  * conditionally); slot lock -> arena lock; slot lock -> buffer content locks
- * (taken by the storage layer).  Never wait for a heavyweight lock, or for
- * another slot's lock, while holding a slot lock.
+ * (taken by the storage layer).  The arena lock is a leaf: nothing is taken
+ * while it is held, so it may be taken under any other lock (a private
+ * memtable's chunks, freed on an error path).  Never wait for a heavyweight
+ * lock, for another slot's lock, or on a condition variable while holding a
+ * slot lock; long work (replaying a log into a memtable) holds none.
  *
  * Invariants.
  *  - A slot's identity (dbid, spcid, relnumber, generation) changes only
  *    under the map lock and the slot lock; every change bumps generation, so
  *    a backend that cached a slot number revalidates it under the slot lock.
- *  - A slot with pins (flushers) or pinned memtables (scans) is never
- *    evicted or reset; a pinned memtable that leaves the slot is kept in
- *    held[] until its last scan unpins it (lsmpin.c).
- *  - The log state of a slot (loaded, in_recovery, log_*) is written by the
- *    storage layer's log module (storage/lsmlog.c, storage/lsmreplay.c); this
- *    floor only clears it when it drops the memtable (LsmSlotReset).
+ *  - A slot with pins (flushers), pinned memtables (scans) or a loader is
+ *    never evicted or reset; a pinned memtable that leaves the slot is kept
+ *    in held[] until its last scan unpins it (lsmpin.c).
+ *  - The log state of a slot (loaded, in_recovery, log_*, loader) is written
+ *    by the storage layer's log module (storage/lsmlog.c, lsmreplay.c,
+ *    lsmload.c); this floor only clears it when it drops the memtable
+ *    (LsmSlotReset).
+ *  - A memtable is either in a slot (under its lock) or private to the one
+ *    backend building it (storage/lsmload.c), which gives its chunks back on
+ *    every path out: swapped into the slot, ERROR, or process exit.
  */
 #ifndef LSM_SHMEM_H
 #define LSM_SHMEM_H
@@ -94,8 +101,10 @@ typedef struct LsmSlot
 
 	/* cache state: under the slot lock */
 	bool		loaded;
-	bool		in_recovery;	/* loaded during recovery: may lag the log
-								 * after promotion, so catch up once more */
+	bool		in_recovery;	/* may lag the log: loaded during recovery,
+								 * swapped in by a private load, or part-way
+								 * through a catch-up; the next acquirer
+								 * catches up before it uses the slot */
 	uint64		instance_id;
 	uint32		log_epoch;
 	BlockNumber log_head;
@@ -138,6 +147,17 @@ typedef struct LsmSlot
 	uint64		wal_compact;	/* WAL bytes of compactions */
 	ConditionVariable cv;		/* broadcast when a flush or compaction ends */
 
+	/*
+	 * A load from scratch in progress (storage/lsmload.c): the pid of the
+	 * backend replaying the log into private memtables without the slot
+	 * lock, 0: none.  Set under the slot lock held exclusively; cleared
+	 * (also without the lock, by the loader's error and exit paths) before
+	 * load_cv is broadcast.  Others wait on load_cv instead of loading a
+	 * second copy; a slot being loaded is never evicted.
+	 */
+	pg_atomic_uint32 loader;
+	ConditionVariable load_cv;
+
 	/* lookup counters (lsm_am.lookup_stats) */
 	pg_atomic_uint64 lookups;	/* scans with equality on leading columns */
 	pg_atomic_uint64 filter_probes;
@@ -145,7 +165,7 @@ typedef struct LsmSlot
 	pg_atomic_uint64 filter_false_positives;	/* said maybe, run had none */
 	pg_atomic_uint64 data_pages_read;	/* run data pages read by scans */
 
-	/* background work (lsmworker.c, lsmmaint.c) */
+	/* background work (maint/: lsmworker.c, lsmmaint.c) */
 	Oid			indexoid;		/* pg_class OID of the index, for workers */
 	pg_atomic_uint32 pending;	/* LSM_WORK_* bits a worker should act on */
 	pg_atomic_uint32 queued;	/* bumped before every setting of pending */
@@ -154,6 +174,7 @@ typedef struct LsmSlot
 /* LsmSlot.pending bits */
 #define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
 #define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
+#define LSM_WORK_SHRINK			0x04	/* free space to give back, the index was busy */
 
 /*
  * Queue work on a slot (without waking anybody).  The counter goes first: a

@@ -86,6 +86,8 @@ LsmShmemStartup(void)
 			pg_atomic_init_u64(&lsm_shared->slots[i].filter_false_positives, 0);
 			pg_atomic_init_u64(&lsm_shared->slots[i].data_pages_read, 0);
 			ConditionVariableInit(&lsm_shared->slots[i].cv);
+			pg_atomic_init_u32(&lsm_shared->slots[i].loader, 0);
+			ConditionVariableInit(&lsm_shared->slots[i].load_cv);
 		}
 	}
 	lsm_shared->map_lock = &locks[0].lock;
@@ -110,7 +112,10 @@ LsmSlotLock(int slotno)
 	return &GetNamedLWLockTranche(LSM_TRANCHE)[2 + slotno].lock;
 }
 
-/* Give a memtable's chunks back to the arena.  REQUIRES: its slot's lock. */
+/*
+ * Give a memtable's chunks back to the arena.  REQUIRES: its slot's lock, or
+ * the memtable private to this backend (storage/lsmload.c).
+ */
 void
 LsmMemtableFree(LsmMemtable *mt)
 {
@@ -206,7 +211,8 @@ LsmSlotAssign(Relation index, uint32 *generation)
 				break;
 			s = &lsm_shared->slots[victim];
 			if (LWLockConditionalAcquire(LsmSlotLock(victim), LW_EXCLUSIVE) &&
-				(s->pins > 0 || LsmSlotScanPinned(s)))
+				(s->pins > 0 || LsmSlotScanPinned(s) ||
+				 pg_atomic_read_u32(&s->loader) != 0))
 				LWLockRelease(LsmSlotLock(victim));
 			else if (s->pins == 0 && LWLockHeldByMe(LsmSlotLock(victim)))
 			{
@@ -267,8 +273,8 @@ LsmSlotAssign(Relation index, uint32 *generation)
 }
 
 /*
- * Drop the memtable of some other idle slot to free arena chunks.
- * REQUIRES: our own slot lock held (we never wait on another slot lock).
+ * Drop the memtable of some other idle slot to free arena chunks (never
+ * waiting for another slot's lock).
  */
 static bool
 LsmEvictOne(LsmSlot *self)
@@ -281,6 +287,7 @@ LsmEvictOne(LsmSlot *self)
 		LsmSlot    *s = &lsm_shared->slots[i];
 
 		if (s == self || s->pins > 0 || LsmSlotScanPinned(s) ||
+			pg_atomic_read_u32(&s->loader) != 0 ||
 			(s->mt.nchunks == 0 && s->nimm == 0))
 			continue;
 		if (s->last_used < oldest)
@@ -293,7 +300,8 @@ LsmEvictOne(LsmSlot *self)
 		return false;
 	if (!LWLockConditionalAcquire(LsmSlotLock(best), LW_EXCLUSIVE))
 		return false;
-	if (lsm_shared->slots[best].pins > 0 || LsmSlotScanPinned(&lsm_shared->slots[best]))
+	if (lsm_shared->slots[best].pins > 0 || LsmSlotScanPinned(&lsm_shared->slots[best]) ||
+		pg_atomic_read_u32(&lsm_shared->slots[best].loader) != 0)
 	{
 		LWLockRelease(LsmSlotLock(best));
 		return false;
@@ -306,8 +314,9 @@ LsmEvictOne(LsmSlot *self)
 /*
  * Make sure the memtable can take a key of keylen bytes without asking for a
  * chunk: add a chunk now if the current one is too full.  Returns false if
- * the arena has no chunk left (after evicting others when may_evict).
- * REQUIRES: slot lock exclusive.
+ * the arena has no chunk left (after evicting others when may_evict; slot,
+ * the memtable's, is never evicted).  REQUIRES: slot lock exclusive, or mt
+ * private to this backend (storage/lsmload.c).
  */
 bool
 LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)

@@ -2,10 +2,11 @@
  * lsm_storage.h — the storage floor: everything on the index's pages.  The
  * page formats (byte layouts: doc/page_format.md), page checks and the
  * corruption error (lsmcheck.c), the metapage and the page allocator
- * (lsmstore.c, lsmalloc.c), the log — append (lsmlog.c) and replay into the
- * slot's memtable (lsmreplay.c) — the run writer (lsmstore.c) and its bloom
- * filter (lsmbloom.c), run cursors and merges (lsmrun.c), and the backend
- * cache of run headers, fences and filters (lsmruncache.c).
+ * (lsmstore.c, lsmalloc.c), the log — append (lsmlog.c), catch-up of the
+ * slot's memtables (lsmreplay.c) and their load from scratch (lsmload.c) —
+ * the run writer (lsmstore.c) and its bloom filter (lsmbloom.c), run cursors
+ * and merges (lsmrun.c), and the backend cache of run headers, fences and
+ * filters (lsmruncache.c).
  *
  * It uses shmem/ (slots, arena), key/ and the C++ core below it, and never
  * the access method or maintenance above it: policy reaches it as arguments
@@ -16,6 +17,10 @@
  * once except a log page and the new page linked after it.  Relation
  * extension (ReadBuffer P_NEW) happens with the metapage lock held only by
  * the writer that accounts the page in the metapage in the same record.
+ * Log replay holds the slot lock for at most LSM_REPLAY_STEP_PAGES pages
+ * (lsmreplay_int.h) at a time; a load from scratch replays without it, into
+ * private memtables (lsmload.c), while others wait on the slot's load_cv,
+ * never on a lock.
  *
  * Invariants.
  *  - Every page below the metapage's nblocks is exactly one of: the
@@ -24,8 +29,11 @@
  *  - Every change of the metapage is one generic WAL record; run pages are
  *    logged as full images before the record that publishes the run.
  *  - A log entry reaches the log page (WAL) before the memtable; the slot's
- *    log state (loaded, epoch, head, tail, pages) is written by the log module
- *    (lsmlog.c, lsmreplay.c) only.
+ *    log state (loaded, in_recovery, epoch, head, tail, pages, loader) is
+ *    written by the log module (lsmlog.c, lsmreplay.c, lsmload.c) only.
+ *  - A slot that is loaded but in_recovery holds a prefix of every chain
+ *    (between catch-up steps, after a load's swap, on a standby): every
+ *    acquirer catches it up before use, and nobody appends to it.
  *  - Pages of retired runs are reused only after their reuse horizon.
  */
 #ifndef LSM_STORAGE_H
@@ -176,7 +184,9 @@ typedef struct LsmRelCache
 extern LsmRelCache *LsmGetRelCache(Relation index);
 /*
  * Lock and return the index's slot, its memtable caught up with the log
- * pages (lsmreplay.c).  REQUIRES: lsm_am preloaded.
+ * pages (lsmreplay.c).  May sleep (interruptibly) while another backend
+ * loads the slot, and replay a whole log without the lock.  REQUIRES: lsm_am
+ * preloaded, no LWLock held.
  */
 extern LsmSlot *LsmSlotAcquire(Relation index, LWLockMode mode);
 extern void LsmSlotRelease(Relation index, LsmSlot *slot);
@@ -275,6 +285,7 @@ typedef struct LsmRunWriter
 	bool		stopped;		/* stop() said so: the caller abandons */
 	/* bloom filter: leading columns it hashes (0: none), lsmbloom.c */
 	int			bloom_cols;
+	uint32		bloom_pages;	/* pages the filter will take (LsmPieceFull) */
 	const LsmKeyDesc *desc;
 } LsmRunWriter;
 
@@ -283,6 +294,7 @@ extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 extern void LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len);
 extern void LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level);
 extern void LsmRunWriterAbandon(LsmRunWriter *w);
+extern void LsmRunWriterNewBuilder(LsmRunWriter *w, uint64 expected_keys);
 
 /* lsmbloom.c: what the run writer's filter hashes (the core builds it) */
 extern int	LsmBloomBegin(LsmRunWriter *w, Relation index);
@@ -340,6 +352,14 @@ typedef struct LsmRunCursor
 	bool		filtered;		/* ... and said absent */
 	uint32		data_pages;		/* data pages read */
 	bool		matched;		/* a page read held a key in the range */
+	/* a level in pieces read as one source (lsmchain.c) */
+	int			bloom_cols_hashed;	/* filter columns bloom_hash covers (0) */
+	const LsmRunRef *chain;		/* the level's runs in scan order, or NULL */
+	int			nchain;
+	int			chain_pos;		/* next run of chain */
+	uint32		acc_probes;		/* filter counts of the chain's finished runs */
+	uint32		acc_negatives;
+	uint32		acc_falsepos;
 } LsmRunCursor;
 
 #define LSM_BLOOM_SEED			LSM_BLOOM_HASH_SEED	/* xxHash seed of filter keys */
@@ -356,9 +376,47 @@ typedef struct LsmRange
 extern void LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref);
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);
+
+/* lsmchain.c */
+extern int	LsmScanCursors(Relation index, const LsmRunRef *runs, int nruns,
+						   bool backward, LsmRunCursor **out);
+extern bool LsmRunCursorNextRun(LsmRunCursor *c);
+
+/*
+ * Output of LsmMergeRuns: one run, or (piece_pages > 0) runs cut into
+ * pieces of about piece_pages data pages (lsmpiece.c).  Every run but the
+ * last is held on the free list until publication; the last one is in the
+ * compaction reservation.
+ */
+typedef struct LsmMergeOut
+{
+	uint32		piece_pages;	/* in: data pages per piece; 0: one run */
+	int			max_pieces;		/* in: most runs to write (>= 1) */
+	int			nruns;			/* out: runs written (0: no entry left) */
+	LsmRunRef  *runs;			/* out: palloc'd, in key order */
+} LsmMergeOut;
+
 extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
 						 uint16 level, const LsmStop *stop, LsmDeadCallback dead,
-						 void *dead_state, double *removed, LsmRunRef *out);
+						 void *dead_state, double *removed, LsmMergeOut *out);
+
+/* lsmpiece.c: leveled output cut into pieces (their size: LsmPiecePages, maint) */
+extern int	LsmPieceLimit(const LsmMetaPageData *meta, int nin);
+extern bool LsmPieceRoom(Relation index);
+extern uint32 LsmPieceFirstExtent(Relation index, uint32 target);
+extern bool LsmPieceFull(const LsmRunWriter *w);
+extern void LsmRunWriterCut(LsmRunWriter *w, LsmRunRef *ref, uint16 level,
+							uint32 target, uint64 expected_keys);
+extern void LsmPiecesRelease(Relation index);
+extern void LsmPiecesTake(LsmMetaPageData *m, const LsmRunRef *runs, int n);
+
+/*
+ * reuse_after of a free extent that holds a finished piece of a compaction
+ * still running: never reusable by the horizon rule; published (taken off
+ * the free list) with the compaction, or released (made reusable) by the
+ * next compaction or a shrink if that one failed or crashed.
+ */
+#define LSM_REUSE_HELD			PG_UINT64_MAX
 extern void LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno,
 						   const char *what);
 extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,

@@ -10,10 +10,12 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/rmgr.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "access/xlog_internal.h"
 #include "catalog/storage.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -528,12 +530,58 @@ LsmReserveCancel(Relation index, int which)
 }
 
 /*
- * Cut the file to nblocks pages, WAL-logged (XLOG_SMGR_TRUNCATE).  lsn is
- * the metapage's LSN after the record that gave the pages up: it is
+ * The lowest block at or above nblocks from which the file may be cut when
+ * wal_consistency_checking covers generic records.  Crash recovery replays
+ * the records written since the last checkpoint's redo pointer; if a page
+ * such a record touched is cut and the file then grows over it again, the
+ * page can be all zeros on disk when the server crashes.  Redo itself is
+ * right there: it finds the page new, skips the record and forgets the page
+ * when it replays the truncation (XLogReadBufferExtended), and the first
+ * record of the page's next life is a full image.  But the checker compares
+ * the record's image with that zero page and stops recovery ("invalid page
+ * pd_lower 0 ..."), as it would for a heap truncated the same way.  So with
+ * the checker on, the tail is cut only down to the highest page whose LSN
+ * is past the redo pointer; the pages kept stay beyond the metapage's
+ * nblocks, unused, and the next shrink after a checkpoint cuts them (as
+ * VACUUM's heap truncation reads the tail backwards, this reads at most the
+ * pages it keeps plus one).
+ */
+static BlockNumber
+LsmCutFloor(Relation index, BlockNumber nblocks, BlockNumber file)
+{
+	XLogRecPtr	redo;
+	TimeLineID	tli;
+	BufferAccessStrategy bstrategy;
+	BlockNumber blk;
+
+	if (!RelationNeedsWAL(index) || !wal_consistency_checking[RM_GENERIC_ID])
+		return nblocks;
+	GetOldestRestartPoint(&redo, &tli);
+	bstrategy = GetAccessStrategy(BAS_BULKREAD);
+	for (blk = file; blk > nblocks; blk--)
+	{
+		Buffer		buf = ReadBufferExtended(index, MAIN_FORKNUM, blk - 1,
+											 RBM_NORMAL, bstrategy);
+		XLogRecPtr	lsn;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		lsn = PageGetLSN(BufferGetPage(buf));
+		UnlockReleaseBuffer(buf);
+		if (lsn > redo)
+			break;
+	}
+	FreeAccessStrategy(bstrategy);
+	return blk;
+}
+
+/*
+ * Cut the file to nblocks pages, WAL-logged (XLOG_SMGR_TRUNCATE); less if
+ * the pages at its end may meet the consistency checker (LsmCutFloor).  lsn
+ * is the metapage's LSN after the record that gave the pages up: it is
  * flushed first, so no crash can leave a metapage that still counts pages
- * the file no longer has.  Returns the file's length before.  REQUIRES: no
- * other backend can read or write the pages cut (an AccessExclusiveLock, or
- * an index built in this transaction); nothing of this backend pins them.
+ * the file no longer has.  Returns the pages cut.  REQUIRES: no other
+ * backend can read or write the pages cut (an AccessExclusiveLock, or an
+ * index built in this transaction); nothing of this backend pins them.
  */
 BlockNumber
 LsmTruncateTo(Relation index, BlockNumber nblocks, XLogRecPtr lsn, bool test_delay)
@@ -541,13 +589,16 @@ LsmTruncateTo(Relation index, BlockNumber nblocks, XLogRecPtr lsn, bool test_del
 	BlockNumber file = RelationGetNumberOfBlocks(index);
 
 	if (file <= nblocks)
-		return file;
+		return 0;
+	nblocks = LsmCutFloor(index, nblocks, file);
+	if (file <= nblocks)
+		return 0;
 	if (RelationNeedsWAL(index))
 		XLogFlush(lsn);
 	if (test_delay && lsm_flush_delay_ms > 0)
 		pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
 	RelationTruncate(index, nblocks);
-	return file;
+	return file - nblocks;
 }
 
 /*
@@ -578,7 +629,7 @@ LsmShrink(Relation index, BlockNumber *truncated)
 	LsmMetaPageData *copy;
 	BlockNumber nblocks;
 	BlockNumber old_nblocks;
-	BlockNumber file;
+	BlockNumber cut;
 	XLogRecPtr	lsn;
 
 	if (truncated)
@@ -611,9 +662,9 @@ LsmShrink(Relation index, BlockNumber *truncated)
 	UnlockReleaseBuffer(metabuf);
 	pfree(copy);
 
-	file = LsmTruncateTo(index, nblocks, lsn, nblocks < old_nblocks);
+	cut = LsmTruncateTo(index, nblocks, lsn, nblocks < old_nblocks);
 	UnlockRelation(index, AccessExclusiveLock);
-	if (truncated && file > nblocks)
-		*truncated = file - nblocks;
+	if (truncated)
+		*truncated = cut;
 	return true;
 }

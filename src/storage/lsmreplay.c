@@ -1,15 +1,19 @@
 /*
  * lsmreplay.c — an index's slot, current: find and lock it, and catch its
  * memtables up with the index's log pages (replay).  The read side of the
- * log module (the append side is lsmlog.c); together they alone write the
- * slot's log state (loaded, in_recovery, log_epoch, log_head, log_tail,
- * log_tail_off, log_pages).
+ * log module (the append side is lsmlog.c); together with lsmload.c they
+ * alone write the slot's log state (loaded, in_recovery, log_epoch,
+ * log_head, log_tail, log_tail_off, log_pages, loader).
  *
  * A slot is a cache of the log pages: after a restart, an eviction, on a
  * standby (where redo writes pages but never shared memory) or after another
  * incarnation of the index replaced the one cached, LsmSlotAcquire replays
  * whatever the memtables lack, page by page, checking every page's checksum
- * and every entry.
+ * and every entry.  No long replay holds the slot lock: a slot that must be
+ * loaded from scratch is loaded into private memtables without it
+ * (lsmload.c), and a catch-up under the lock (a standby's, every acquire)
+ * lets the lock go every LSM_REPLAY_STEP_PAGES pages, so it can be
+ * cancelled and other backends get their turn.
  */
 #include "postgres.h"
 
@@ -19,9 +23,18 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "storage/lsm_storage.h"
+#include "storage/lsmreplay_int.h"
 
-static void LsmSlotCatchUpGuts(Relation index, LsmSlot *slot);
+/* What a catch-up under the slot lock left to do. */
+typedef enum LsmCatchUpResult
+{
+	LSM_CATCHUP_DONE,			/* the slot mirrors the log */
+	LSM_CATCHUP_MORE,			/* the page budget ran out: the slot is loaded
+								 * and in_recovery, part of the way there */
+	LSM_CATCHUP_LOAD			/* a load from scratch is needed (lsmload.c) */
+} LsmCatchUpResult;
+
+static LsmCatchUpResult LsmSlotCatchUpGuts(Relation index, LsmSlot *slot, int *budget);
 
 uint32
 LsmCountLevel0(const LsmMetaPageData *meta)
@@ -62,18 +75,20 @@ LsmGetRelCache(Relation index)
 }
 
 /*
- * Bring the slot's memtable up to date with the index's log pages.  Replaying
- * a log page twice is harmless (inserting a present key is a no-op), so an
- * error part-way through a page only needs the slot marked not loaded when
- * the memtable was being rebuilt from scratch.
+ * Bring the slot's memtables up to date with the index's log pages, reading
+ * at most *budget pages.  Replaying a log page twice is harmless (inserting a
+ * present key is a no-op), so an error part-way through only needs the slot
+ * marked not loaded (the next acquirer loads it from scratch).
  * REQUIRES: slot lock exclusive.
  */
-static void
-LsmSlotCatchUp(Relation index, LsmSlot *slot, LsmRelCache *cache)
+static LsmCatchUpResult
+LsmSlotCatchUp(Relation index, LsmSlot *slot, int *budget)
 {
+	LsmCatchUpResult r;
+
 	PG_TRY();
 	{
-		LsmSlotCatchUpGuts(index, slot);
+		r = LsmSlotCatchUpGuts(index, slot, budget);
 	}
 	PG_CATCH();
 	{
@@ -81,38 +96,43 @@ LsmSlotCatchUp(Relation index, LsmSlot *slot, LsmRelCache *cache)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	return r;
 }
 
 /*
- * Replay log chain epoch into mt from (*blk, *off) to its end, advancing
- * *blk, *off and *pages.  Returns false if a page is not of the chain (a
- * standby replayed a flush that retired it: the caller starts over).  Every
- * page must match its checksum and every entry must be a well-formed key of
- * this index with a valid heap TID: a damaged log is an ERROR naming the
- * block, never a memtable that silently lacks or misplaces an entry.
+ * Replay log chain epoch into mt (see lsmreplay_int.h).  Every page must
+ * match its checksum and every entry must be a well-formed key of this index
+ * with a valid heap TID: a damaged log is an ERROR naming the block, never a
+ * memtable that silently lacks or misplaces an entry.
  */
-static bool
+LsmReplayResult
 LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
-			   BlockNumber *blk, uint16 *off, uint32 *pages)
+			   BlockNumber *blk, uint16 *off, uint32 *pages, int *budget)
 {
 	const LsmKeyDesc *desc = &LsmGetRelCache(index)->desc;
 
 	while (BlockNumberIsValid(*blk))
 	{
-		Buffer		buf = ReadBuffer(index, *blk);
+		Buffer		buf;
 		Page		page;
 		LsmPageOpaque op;
 		uint16		lower;
 		BlockNumber next;
 		char	   *copy;
 
+		if (budget != NULL && (*budget)-- <= 0)
+			return LSM_REPLAY_MORE;
+		if (lsm_replay_delay_ms > 0)
+			pg_usleep(lsm_replay_delay_ms * 1000L);	/* tests of cancellation */
+		CHECK_FOR_INTERRUPTS();	/* (held off under the slot lock) */
+		buf = ReadBuffer(index, *blk);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
 		op = LsmPageGetOpaque(page);
 		if (!LsmIsLogPageOf(page, epoch))
 		{
 			UnlockReleaseBuffer(buf);
-			return false;
+			return LSM_REPLAY_NOT_CHAIN;
 		}
 		lower = ((PageHeader) page)->pd_lower;
 		next = op->next;
@@ -173,10 +193,8 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 				memcpy(&len, copy + pos, sizeof(uint16));
 				if (LsmEnsureChunkRoom(slot, mt, len, true))
 					continue;
-				slot->loaded = false;
 				LsmMemtableOutOfMemory(index);
 			}
-			slot->loaded = false;
 			LsmReportStatus(index, st, *blk, "replaying a log page");
 		}
 		pfree(copy);
@@ -187,11 +205,11 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 		*off = LSM_CONTENT_OFFSET;
 		(*pages)++;
 	}
-	return true;
+	return LSM_REPLAY_END;
 }
 
 /* Position of epoch in meta->imm[], or -1. */
-static int
+int
 LsmMetaImmIndex(const LsmMetaPageData *meta, uint32 epoch)
 {
 	for (int k = 0; k < (int) meta->nimm; k++)
@@ -200,67 +218,38 @@ LsmMetaImmIndex(const LsmMetaPageData *meta, uint32 epoch)
 	return -1;
 }
 
-/*
- * Load immutable chain k of meta into the slot (all or nothing).  On failure
- * *badblk is the page that was not of the chain.
- */
-static bool
-LsmLoadImmutable(Relation index, LsmSlot *slot, const LsmMetaPageData *meta, int k,
-				 BlockNumber *badblk)
+/* The budget ran out part-way: the slot is usable once caught up further. */
+static LsmCatchUpResult
+LsmCatchUpMore(LsmSlot *slot)
 {
-	LsmImmutable im;
-	BlockNumber blk = meta->imm[k].head;
-	uint16		off = LSM_CONTENT_OFFSET;
-	bool		ok;
-	int			pos;
-
-	memset(&im, 0, sizeof(im));
-	lsm_memtable_init(&im.mt);
-	im.epoch = meta->imm[k].epoch;
-	im.head = meta->imm[k].head;
-	im.id = LsmNextMemtableId(slot);
-	im.scans = 0;
-	im.pages = BlockNumberIsValid(blk) ? 1 : 0;
-	PG_TRY();
-	{
-		ok = LsmReplayChain(index, slot, &im.mt, im.epoch, &blk, &off, &im.pages);
-	}
-	PG_CATCH();
-	{
-		LsmMemtableFree(&im.mt);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	if (!ok || slot->nimm >= LSM_MAX_IMM)
-	{
-		LsmMemtableFree(&im.mt);
-		*badblk = BlockNumberIsValid(blk) ? blk : meta->imm[k].head;
-		return false;
-	}
-	/* keep the slot's list in epoch order, as the metapage's */
-	for (pos = slot->nimm; pos > 0 && slot->imm[pos - 1].epoch > im.epoch; pos--)
-		slot->imm[pos] = slot->imm[pos - 1];
-	slot->imm[pos] = im;
-	slot->nimm++;
-	return true;
+	slot->loaded = true;
+	slot->in_recovery = true;
+	return LSM_CATCHUP_MORE;
 }
 
 /*
  * Make the slot mirror the metapage: drop immutable memtables that were
  * flushed, turn the active memtable into an immutable one after a switch,
- * load immutable chains it lacks, and replay the active chain to its end.
+ * and replay the active chain to its end, reading at most *budget pages.
+ * A slot that is not loaded, belongs to another incarnation of the index or
+ * lacks an immutable chain needs a load from scratch (LSM_CATCHUP_LOAD):
+ * that is a whole chain, too long for the slot lock.  Between steps
+ * (LSM_CATCHUP_MORE) the slot is loaded and in_recovery: a prefix of every
+ * chain, which every acquirer catches up before use.
  */
-static void
-LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
+static LsmCatchUpResult
+LsmSlotCatchUpGuts(Relation index, LsmSlot *slot, int *budget)
 {
-	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
+	LsmMetaPageData *meta;
 
+	if (!slot->loaded)
+		return LSM_CATCHUP_LOAD;
+	meta = palloc(sizeof(LsmMetaPageData));
 	for (;;)
 	{
 		/* before reading: a promotion after this point is caught below */
 		bool		rec = RecoveryInProgress();
-		bool		restart = false;
-		BlockNumber badblk = InvalidBlockNumber;
+		LsmReplayResult r;
 
 		LsmReadMeta(index, meta, NULL);
 		slot->l0_runs = LsmCountLevel0(meta);
@@ -268,6 +257,8 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 		{
 			LsmSlotReset(slot);
 			slot->instance_id = meta->instance_id;
+			pfree(meta);
+			return LSM_CATCHUP_LOAD;
 		}
 
 		/* 1. immutable memtables that were flushed meanwhile */
@@ -305,10 +296,19 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 				{
 					blk = meta->imm[k].head;
 					off = LSM_CONTENT_OFFSET;
+					slot->log_head = blk;
 					slot->log_pages = 1;
 				}
-				if (LsmReplayChain(index, slot, &slot->mt, slot->log_epoch,
-								   &blk, &off, &slot->log_pages))
+				r = LsmReplayChain(index, slot, &slot->mt, slot->log_epoch,
+								   &blk, &off, &slot->log_pages, budget);
+				if (r == LSM_REPLAY_MORE)
+				{
+					slot->log_tail = blk;
+					slot->log_tail_off = off;
+					pfree(meta);
+					return LsmCatchUpMore(slot);
+				}
+				if (r == LSM_REPLAY_END)
 				{
 					LsmImmutable *im;
 					int			pos;
@@ -331,29 +331,19 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 			}
 		}
 
-		/* 3. immutable chains the slot lacks */
-		for (int k = 0; k < (int) meta->nimm && !restart; k++)
+		/* 3. immutable chains the slot lacks: a whole chain, load from scratch */
+		for (int k = 0; k < (int) meta->nimm; k++)
 		{
 			bool		have = false;
 
 			for (int i = 0; i < slot->nimm; i++)
 				have |= slot->imm[i].epoch == meta->imm[k].epoch;
-			if (!have && !LsmLoadImmutable(index, slot, meta, k, &badblk))
+			if (!have)
 			{
-				restart = true;
-				if (!rec)
-				{
-					slot->loaded = false;
-					LsmReportCorruption(index, badblk,
-										"The page is not of the immutable log chain of epoch %u that reaches it.",
-										meta->imm[k].epoch);
-				}
+				slot->loaded = false;
+				pfree(meta);
+				return LSM_CATCHUP_LOAD;
 			}
-		}
-		if (restart)
-		{
-			slot->loaded = false;
-			continue;
 		}
 
 		/* 4. the active chain */
@@ -374,12 +364,19 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 			slot->log_epoch = meta->active.epoch;
 			continue;
 		}
-		if (!LsmReplayChain(index, slot, &slot->mt, slot->log_epoch,
-							&slot->log_tail, &slot->log_tail_off, &slot->log_pages))
+		r = LsmReplayChain(index, slot, &slot->mt, slot->log_epoch,
+						   &slot->log_tail, &slot->log_tail_off, &slot->log_pages,
+						   budget);
+		if (r == LSM_REPLAY_MORE)
+		{
+			pfree(meta);
+			return LsmCatchUpMore(slot);
+		}
+		if (r == LSM_REPLAY_NOT_CHAIN)
 		{
 			LsmMetaPageData again;
+			BlockNumber badblk = slot->log_tail;
 
-			badblk = slot->log_tail;
 			LsmSlotResetActive(slot);
 			LsmReadMeta(index, &again, NULL);
 			if (!rec && again.active.epoch == meta->active.epoch &&
@@ -408,14 +405,17 @@ LsmSlotCatchUpGuts(Relation index, LsmSlot *slot)
 				continue;
 		}
 		pfree(meta);
-		return;
+		return LSM_CATCHUP_DONE;
 	}
 }
 
 /*
- * Lock and return the index's slot, with its memtable current.  On a standby
- * the memtable is caught up with the replayed log first, so mode is promoted
- * to exclusive there.  REQUIRES: lsm_am preloaded.
+ * Lock and return the index's slot, with its memtables current.  On a
+ * standby the memtables are caught up with the replayed log first, so mode
+ * is promoted to exclusive there.  Neither a load from scratch nor a long
+ * catch-up holds the slot lock for long (see the file header): while another
+ * backend loads the slot this one sleeps on the slot's load_cv, and every
+ * wait and every replayed page can be cancelled.  REQUIRES: lsm_am preloaded.
  */
 LsmSlot *
 LsmSlotAcquire(Relation index, LWLockMode mode)
@@ -431,6 +431,8 @@ LsmSlotAcquire(Relation index, LWLockMode mode)
 	for (;;)
 	{
 		LsmSlot    *slot;
+		LsmCatchUpResult r;
+		int			budget = LSM_REPLAY_STEP_PAGES;
 
 		if (cache->slot < 0)
 			cache->slot = LsmSlotAssign(index, &cache->generation);
@@ -461,13 +463,22 @@ LsmSlotAcquire(Relation index, LWLockMode mode)
 				cache->slot = -1;
 				continue;
 			}
-			LsmSlotCatchUp(index, slot, cache);
-			LWLockRelease(LsmSlotLock(cache->slot));
-			/* the slot is current now; take it in the mode asked for */
+		}
+		/* another backend loads the slot: wait for it, then look again */
+		if (LsmSlotLoadWait(cache->slot))
+			continue;
+		r = LsmSlotCatchUp(index, slot, &budget);
+		if (r == LSM_CATCHUP_LOAD)
+		{
+			/* releases the slot lock; the slot is then loaded, but in_recovery */
+			LsmSlotLoad(index, cache->slot);
 			continue;
 		}
-		LsmSlotCatchUp(index, slot, cache);
-		return slot;
+		if (r == LSM_CATCHUP_DONE && mode == LW_EXCLUSIVE)
+			return slot;
+		/* current now (take it in the mode asked for), or a step further */
+		LWLockRelease(LsmSlotLock(cache->slot));
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 

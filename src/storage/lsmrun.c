@@ -229,24 +229,34 @@ LsmRunCursorAdvance(Relation index, LsmRunCursor *c, bool backward,
  * Give merge source src (a run cursor) its next data page, or mark it done:
  * one core call per page, which decodes the page (as much of it as the scan
  * needs) and says whether it held a key of the range (so a filter probe that
- * let the page be read counts as a false positive or not).  REQUIRES: m was
- * created with range's bounds and direction.
+ * let the page be read counts as a false positive or not).  A cursor over a
+ * level in pieces (lsmchain.c) goes on with the next piece when one runs
+ * out, and is done after the last.  REQUIRES: m was created with range's
+ * bounds and direction.
  */
 void
 LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 		   bool backward, const LsmRange *range)
 {
-	Buffer		buf = LsmRunCursorAdvance(index, c, backward, range);
+	Buffer		buf;
 	int			in_range = 0;
-	bool		ask = c->bloom_check && !c->matched;
+	bool		ask;
 	Page		page;
 	LsmStatus	st;
 
-	if (!BufferIsValid(buf))
+	for (;;)
 	{
-		lsm_merge_source_done(m, src);
-		return;
+		buf = LsmRunCursorAdvance(index, c, backward, range);
+		if (BufferIsValid(buf))
+			break;
+		/* a level in pieces: its next run, in scan order (lsmchain.c) */
+		if (!LsmRunCursorNextRun(c))
+		{
+			lsm_merge_source_done(m, src);
+			return;
+		}
 	}
+	ask = c->bloom_check && !c->matched;
 	/* decoded (or, lazily, copied) straight from the buffer: no copy first */
 	page = BufferGetPage(buf);
 	st = lsm_merge_feed_datapage(m, src, (const uint8 *) LsmPageContent(page),
@@ -281,16 +291,20 @@ LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 }
 
 /*
- * Merge the runs inputs[0..nin) into one new run at level: stream them
- * through the merging iterator into a run writer (memory: one page per
- * input, plus the output's filter).  Entries dead() reports are left out
- * (VACUUM).  Fills *out (unpublished; the caller publishes it).  Returns false if stop() made it give up (the reservation
- * is cancelled).  REQUIRES: compaction lock.
+ * Merge the runs inputs[0..nin) into one new run at level, or, when
+ * out->piece_pages > 0, into runs of about that many data pages each
+ * (pieces, lsmpiece.c; at most out->max_pieces): stream them through the
+ * merging iterator into a run writer (memory: one page per input, plus the
+ * output's filter).  Entries dead() reports are left out (VACUUM).  Fills
+ * out->runs and out->nruns (unpublished; the caller publishes them: every
+ * run but the last is held on the free list, the last is in the compaction
+ * reservation).  Returns false if stop() made it give up (the reservation
+ * and the held pieces are released).  REQUIRES: compaction lock.
  */
 bool
 LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 			 const LsmStop *stop, LsmDeadCallback dead, void *dead_state,
-			 double *removed, LsmRunRef *out)
+			 double *removed, LsmMergeOut *out)
 {
 	MemoryContext cxt;
 	MemoryContext old;
@@ -300,10 +314,17 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 	LsmRunWriter w;
 	LsmRange	range = {0};
 	LsmStatus	st;
-	uint64		written = 0;
 	uint64		est_pages = 4;
 	uint64		est_keys = 0;
+	uint64		piece_keys = 0;
+	uint32		piece_est = 0;
+	uint64		done_pages = 0;
+	bool		cut = out->piece_pages > 0 && out->max_pieces > 1;
 	bool		stopped = false;
+
+	/* the caller's: it outlives the merge's context */
+	out->nruns = 0;
+	out->runs = palloc0(sizeof(LsmRunRef) * Max(out->max_pieces, 1));
 
 	/*
 	 * The merge's memory, core objects included (lsmowner.h): deleted at the
@@ -319,7 +340,20 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 		est_pages += inputs[i].npages;
 		est_keys += inputs[i].nentries;
 	}
-	memset(out, 0, sizeof(*out));
+	if (cut)
+	{
+		/* a filter sized for a piece: the keys of piece_pages input pages */
+		piece_keys = (uint64) ((double) est_keys * out->piece_pages * 1.25 /
+							   (double) Max(est_pages, 1)) + 16;
+		/* and its extent: data, fences and filter */
+		piece_est = out->piece_pages + out->piece_pages / 16 + 4;
+		if (piece_keys >= est_keys || est_pages < (uint64) out->piece_pages * 3 / 2)
+			cut = false;
+	}
+	/* pieces a failed or crashed merge left held */
+	LsmPiecesRelease(index);
+	if (cut)
+		piece_est = LsmPieceFirstExtent(index, piece_est);
 
 	own = LsmCoreOwnerCreate(cxt, LSM_CORE_MERGE);
 	st = lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m);
@@ -327,7 +361,8 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 	LsmCheckStatus(index, st, InvalidBlockNumber, "starting a merge");
 
 	LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT,
-					  (uint32) Min(est_pages, MaxBlockNumber / 4), est_keys, true);
+					  cut ? piece_est : (uint32) Min(est_pages, MaxBlockNumber / 4),
+					  cut ? piece_keys : est_keys, true);
 	w.stop = stop;
 	while (!w.stopped)
 	{
@@ -346,19 +381,39 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 		LsmCheckStatus(index, st, InvalidBlockNumber, "merging runs");
 		if (LsmEntryIsDead(key, len, dead, dead_state, removed))
 			continue;
+
+		/*
+		 * A piece ends before this entry when its extent is full (every
+		 * entry is unique, so pieces never share a key), unless what is left
+		 * of the inputs is less than a quarter piece: that goes into this
+		 * one, whose extent grows.
+		 */
+		if (cut && LsmPieceFull(&w) &&
+			out->nruns + 1 < out->max_pieces &&
+			done_pages + w.hiwater + out->piece_pages / 4 < est_pages &&
+			LsmPieceRoom(index))
+		{
+			LsmRunRef  *piece = &out->runs[out->nruns];
+
+			LsmRunWriterCut(&w, piece, level,
+							out->piece_pages + out->piece_pages / 16 + 4, piece_keys);
+			out->nruns++;
+			done_pages += piece->npages;
+		}
 		LsmRunWriterAdd(&w, key, (int) len);
-		written++;
 	}
 	stopped = w.stopped;
-	if (!stopped && written > 0)
-		LsmRunWriterFinish(&w, out, level);
+	if (!stopped && lsm_runbuilder_count(w.builder) > 0)
+		LsmRunWriterFinish(&w, &out->runs[out->nruns++], level);
 	else
-		LsmRunWriterAbandon(&w);
+		LsmRunWriterAbandon(&w);	/* a cut always leaves an entry behind it */
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);	/* the merge and the writer go with it */
 	if (stopped)
 	{
 		LsmReserveCancel(index, LSM_RESV_COMPACT);
+		LsmPiecesRelease(index);
+		out->nruns = 0;
 		return false;
 	}
 	return true;

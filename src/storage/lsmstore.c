@@ -161,8 +161,12 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 			BlockNumber oldstart = w->start;
 			BlockNumber newstart = LsmReserveMove(w->index, w->which, w->cap + more);
 
-			/* copy what is written (relative pages 1 .. hiwater-1) */
-			for (uint32 r = 1; r < w->hiwater; r++)
+			/*
+			 * copy what is written, pages 0 .. hiwater-1: the header (page 0)
+			 * is written before the filter pages, which may be what grows the
+			 * run; before that, the copy of a zero page does no harm
+			 */
+			for (uint32 r = 0; r < w->hiwater; r++)
 			{
 				Buffer		src = ReadBuffer(w->index, oldstart + r);
 				Buffer		dst = ReadBufferExtended(w->index, MAIN_FORKNUM, newstart + r,
@@ -247,10 +251,6 @@ void
 LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 				  uint32 est_pages, uint64 expected_keys, bool delay)
 {
-	LsmCoreOwner *own;
-	LsmStatus	st;
-	int			bits;
-
 	memset(w, 0, sizeof(*w));
 	w->index = index;
 	w->which = which;
@@ -258,7 +258,38 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 	w->cap = Max(est_pages, 2);
 	w->hiwater = 1;
 	w->start = LsmReserve(index, which, w->cap, &w->run_id);
-	bits = LsmBloomBegin(w, index);
+	LsmRunWriterNewBuilder(w, expected_keys);
+}
+
+/*
+ * Give the writer a new core run builder, with a filter sized for
+ * expected_keys, in a new memory context of the writer's (a child of the
+ * current one; its owner destroys the builder, lsmowner.h).  Also sets
+ * w->bloom_pages, the pages that filter will take.  Used by
+ * LsmRunWriterBegin and, for the next piece of a cut merge output, by
+ * LsmRunWriterCut (lsmpiece.c).  REQUIRES: w has no builder (begun, or
+ * finished or abandoned).
+ */
+void
+LsmRunWriterNewBuilder(LsmRunWriter *w, uint64 expected_keys)
+{
+	LsmCoreOwner *own;
+	LsmStatus	st;
+	int			bits;
+
+	Assert(w->cxt == NULL && w->builder == NULL);
+	bits = LsmBloomBegin(w, w->index);
+	w->bloom_pages = 0;
+	if (bits > 0)
+	{
+		/* the core's sizing (lsm_core_bloom.h): ceil(keys * bits / 512) blocks */
+		uint64		nblocks = (Max(expected_keys, 1) * (uint64) bits +
+							   LSM_BLOOM_BLOCK_BYTES * 8 - 1) / (LSM_BLOOM_BLOCK_BYTES * 8);
+		uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
+
+		if (bpp > 0)
+			w->bloom_pages = (uint32) Min((nblocks + bpp - 1) / bpp, MaxBlockNumber);
+	}
 
 	w->cxt = AllocSetContextCreate(CurrentMemoryContext, "lsm run writer",
 								   ALLOCSET_SMALL_SIZES);
@@ -267,7 +298,7 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 							   &w->builder);
 	own->obj = w->builder;
 	if (st != LSM_OK)
-		LsmReportStatus(index, st, InvalidBlockNumber, "starting a run");
+		LsmReportStatus(w->index, st, InvalidBlockNumber, "starting a run");
 }
 
 /* One entry, with the length of what the filter hashes; one core call. */

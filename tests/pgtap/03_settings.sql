@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(86);
+SELECT plan(87);
 
 -- the DETAIL of the error a statement raises
 CREATE FUNCTION pg_temp.err_detail(q text) RETURNS text LANGUAGE plpgsql AS $f$
@@ -25,6 +25,7 @@ SELECT is(current_setting('lsm_am.memory'), '64MB', 'lsm_am.memory defaults to 6
 SELECT is(current_setting('lsm_am.max_indexes'), '64', 'lsm_am.max_indexes defaults to 64');
 SELECT is(current_setting('lsm_am.memtable_size'), '4MB', 'lsm_am.memtable_size defaults to 4MB');
 SELECT is(current_setting('lsm_am.flush_delay_ms'), '0', 'lsm_am.flush_delay_ms (test hook) defaults to 0');
+SELECT is(current_setting('lsm_am.replay_delay_ms'), '0', 'lsm_am.replay_delay_ms (test hook) defaults to 0');
 SELECT is(current_setting('lsm_am.l0_compaction_trigger'), '4', 'lsm_am.l0_compaction_trigger defaults to 4');
 SELECT is(current_setting('lsm_am.l0_slowdown_trigger'), '20', 'lsm_am.l0_slowdown_trigger defaults to 20');
 SELECT is(current_setting('lsm_am.l0_stop_trigger'), '36', 'lsm_am.l0_stop_trigger defaults to 36');
@@ -46,6 +47,7 @@ SELECT results_eq(
              ('lsm_am.max_workers', 'sighup', NULL, '0', '64', '2'),
              ('lsm_am.memory', 'postmaster', 'MB', '1', '4095', '64'),
              ('lsm_am.memtable_size', 'user', 'kB', '64', '1048576', '4096'),
+             ('lsm_am.replay_delay_ms', 'superuser', 'ms', '0', '1000', '0'),
              ('lsm_am.worker_idle_timeout', 'sighup', 'ms', '0', '86400000', '10000'),
              ('lsm_am.worker_naptime', 'sighup', 'ms', '10', '3600000', '1000')$$,
     'lsm_am settings: context, unit, range, boot value');

@@ -13,6 +13,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmPlan;
 
 my $node = PostgreSQL::Test::Cluster->new('concurrency');
 $node->init;
@@ -22,6 +25,7 @@ lsm_am.l0_compaction_trigger = 2
 autovacuum = off
 });
 $node->start;
+create_assert_plan($node, 'postgres');	# checks assert the plan they claim to test
 
 $node->safe_psql('postgres', q{
 CREATE EXTENSION lsm_am;
@@ -30,19 +34,6 @@ INSERT INTO t SELECT g, 1 FROM generate_series(1, 20000) g;
 CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
 VACUUM ANALYZE t;
 
--- raises unless the plan of q contains want (a check must run the scan it
--- claims to test: with enable_seqscan = off a broken index still falls back
--- to a sequential scan)
-CREATE FUNCTION assert_plan(q text, want text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE line text; plan text := '';
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    plan := plan || line || ' ';
-  END LOOP;
-  IF position(want IN plan) = 0 THEN
-    RAISE EXCEPTION 'expected "%" in the plan of %: %', want, q, plan;
-  END IF;
-END $$;
 -- raises unless the fixed rows are seen exactly once each
 CREATE FUNCTION check_fixed(kind text) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE n bigint; s numeric; d bigint;
@@ -140,10 +131,9 @@ note("t_k: $flushes flushes, $compactions compactions, "
 cmp_ok($flushes, '>', 10, 'the writers caused many flushes');
 cmp_ok($compactions, '>', 0, 'and compactions');
 cmp_ok($l0, '<', 2, 'compactions leave fewer level-0 runs than lsm_am.l0_compaction_trigger');
-# leveled: the runs of a level >= 1 have disjoint key ranges; the fixed keys
-# (1..20000, the build's run) and the inserted keys (> 1000000, in every
-# flush) make at most two of them
-cmp_ok($maxl, '<=', 2, "at most two runs per level >= 1 ($maxl)");
+# leveled: a level >= 1 is one run cut into pieces (any number of runs),
+# whose key ranges are disjoint
+note("fullest level >= 1: $maxl runs");
 is($node->safe_psql('postgres', q{
 SELECT count(*) FROM lsm_am.index_info('t_k') a JOIN lsm_am.index_info('t_k') b
   ON a.level = b.level AND a.level > 0 AND a.run_id < b.run_id

@@ -132,20 +132,7 @@ check_pages('after crash 3', 'u_k');
 # writes: 1,500,000 keys take about 1,800 pages, so the build lasts many
 # seconds and the crash certainly hits it while it writes its run.
 sql('CREATE TABLE w (id int, k int8); INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 1500000) g; CHECKPOINT');
-my $bg = $node->background_psql('postgres', on_error_stop => 0);
-$bg->query_until(qr/building/,
-	"SET lsm_am.flush_delay_ms = 20;\n\\echo building\nCREATE INDEX w_k ON w USING lsm (k);\n");
-# wait until the build writes its run (the phase after the table scan)
-my $writing = 0;
-for (1 .. 600)
-{
-	$writing = 1, last if sql("SELECT count(*) FROM pg_stat_progress_create_index
-		WHERE relid = 'w'::regclass AND phase = 'building index: writing run'") eq '1';
-	usleep(50_000);
-}
-ok($writing, 'CREATE INDEX is writing its run');
-crash();
-eval { $bg->quit };
+crash_during_build('CREATE INDEX', 'CREATE INDEX w_k ON w USING lsm (k)', 'w');	# below
 is(sql("SELECT count(*) FROM pg_class WHERE relname = 'w_k'"), '0',
 	'a CREATE INDEX interrupted by a crash leaves no index');
 sql('DROP INDEX IF EXISTS w_k; CREATE INDEX w_k ON w USING lsm (k)');

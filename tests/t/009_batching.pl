@@ -19,6 +19,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmPlan;
 
 my $node = PostgreSQL::Test::Cluster->new('batching');
 $node->init;
@@ -28,6 +31,7 @@ max_prepared_transactions = 4
 autovacuum = off
 });
 $node->start;
+create_assert_plan($node, 'postgres');	# checks assert the plan they claim to test
 
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
@@ -38,19 +42,6 @@ BEGIN
   EXECUTE format('CREATE TABLE %I (k int8, kb int8 GENERATED ALWAYS AS (k) STORED, pad text)', tbl);
   EXECUTE format('CREATE INDEX %I ON %I USING lsm (k) WITH (memtable_size = 64)', tbl || '_k', tbl);
   EXECUTE format('CREATE INDEX %I ON %I (kb)', tbl || '_kb', tbl);
-END $$;
--- raises unless the plan of q contains want (a check must run the scan it
--- claims to test: with enable_seqscan = off a broken index still falls back
--- to a sequential scan)
-CREATE FUNCTION assert_plan(q text, want text) RETURNS void LANGUAGE plpgsql AS $$
-DECLARE line text; plan text := '';
-BEGIN
-  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
-    plan := plan || line || ' ';
-  END LOOP;
-  IF position(want IN plan) = 0 THEN
-    RAISE EXCEPTION 'expected "%" in the plan of %: %', want, q, plan;
-  END IF;
 END $$;
 -- count and sum of the rows in [lo, hi] by one scan kind over one column
 -- (through the index on that column, asserted)

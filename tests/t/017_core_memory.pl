@@ -46,13 +46,15 @@ INSERT INTO t SELECT (random() * 1e15)::int8 FROM generate_series(1, 1000000);
 CREATE TABLE c (k int8);
 CREATE INDEX c_k ON c USING lsm (k) WITH (bloom_bits_per_key = 32);
 });
-# four runs of 250,000 keys for the compactions
+# a million keys in several runs for the compactions (the backend merges
+# level 0 inline without workers, into level-1 pieces: the count varies)
 for my $i (0 .. 3)
 {
 	sql("INSERT INTO c SELECT (random() * 1e15)::int8 FROM generate_series(1, 250000)");
 	sql("SELECT lsm_am.flush('c_k')");
 }
-is(sql("SELECT count(*) FROM lsm_am.index_info('c_k')"), '4', 'four runs to compact');
+my $c_runs = sql("SELECT count(*) FROM lsm_am.index_info('c_k')");
+cmp_ok($c_runs, '>=', 4, "$c_runs runs to compact");
 
 my $s = $node->background_psql('postgres', on_error_stop => 0);
 $s->set_query_timer_restart();
@@ -131,7 +133,7 @@ for my $case (['CREATE INDEX', \&cancelled_build], ['compaction', \&cancelled_co
 $s->quit;
 
 # the index is whole after all that
-is(sql("SELECT count(*) FROM lsm_am.index_info('c_k')"), '4', 'cancelled compactions left the runs');
+is(sql("SELECT count(*) FROM lsm_am.index_info('c_k')"), $c_runs, 'cancelled compactions left the runs');
 sql("SELECT lsm_am.compact('c_k')");
 is(sql("SELECT count(*) FROM lsm_am.index_info('c_k')"), '1', 'a compaction completes afterwards');
 is(sql("SELECT leaked_pages FROM lsm_am.check_index('c_k')"), '0', 'no leaked pages after cancelled compactions');

@@ -18,7 +18,27 @@ use warnings;
 use Exporter 'import';
 use Test::More;
 
-our @EXPORT = qw(plan_of plan_like query_planned);
+our @EXPORT = qw(plan_of plan_like query_planned create_assert_plan);
+
+# create_assert_plan(NODE, DB): the SQL function assert_plan(q, want), for
+# checks that run inside PL/pgSQL: it raises unless the plan of q (EXPLAIN
+# (COSTS OFF) under the caller's settings) contains the text want.
+sub create_assert_plan
+{
+	my ($node, $db) = @_;
+	$node->safe_psql($db, q{
+CREATE FUNCTION assert_plan(q text, want text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE line text; plan text := '';
+BEGIN
+  FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    plan := plan || line || ' ';
+  END LOOP;
+  IF position(want IN plan) = 0 THEN
+    RAISE EXCEPTION 'expected "%" in the plan of %: %', want, q, plan;
+  END IF;
+END $$;
+});
+}
 
 # plan_of(NODE, DB, SETTINGS, QUERY): the plan's text (EXPLAIN (COSTS OFF)).
 sub plan_of

@@ -352,6 +352,26 @@ TEST(PickerTest, LeveledHighestScoreFirstTiesToLowerLevel) {
   }
 }
 
+TEST(PickerTest, LeveledL0WaitsForALevelFurtherOverTarget) {
+  // Level 1 (pieces) at 3x its target, level 0 at its trigger: level 1
+  // pushes a piece down first; once level 0 is further over its trigger
+  // than level 1 over its target, level 0 goes first.
+  std::vector<R> rs = {
+      {1, 1, 10, "a", "c"}, {2, 1, 10, "d", "f"}, {3, 1, 10, "g", "i"},
+      {10, 0, 1, "a", "i"}, {11, 0, 1, "a", "i"}, {12, 0, 1, "a", "i"},
+      {13, 0, 1, "a", "i"},
+  };
+  LsmPickOptions o = Opts(LSM_POLICY_LEVELED, 4, 4, 10);
+  Picked p = Pick(rs, o);
+  EXPECT_EQ(p.reason, "level 1 over target");
+  EXPECT_EQ(p.kind, LSM_PICK_MOVE);
+  EXPECT_EQ(p.output_level, 2u);
+  for (uint32_t id = 14; id < 26; id++) rs.push_back({id, 0, 1, "a", "i"});
+  p = Pick(rs, o);  // 16 L0 runs: score 4 > 3
+  EXPECT_EQ(p.reason, "L0 trigger");
+  EXPECT_EQ(p.output_level, 1u);
+}
+
 TEST(PickerTest, LeveledNothingBeyondMaxLevel) {
   std::vector<R> rs = {{1, kMax, 1000000000, "a", "z"}};
   Picked p = Pick(rs, Opts(LSM_POLICY_LEVELED, 2, 4, 1));
@@ -416,14 +436,16 @@ TEST(PickerTest, LeveledL0AndL1MergeDoesNotWidenIntoOtherL1Runs) {
 // Busy runs
 
 TEST(PickerTest, BusyRunsBlockTheirRuleOnly) {
+  // L0 score 5 / 4 = 1.25 beats level 1's 12 / 10 = 1.2.
   LsmPickOptions o = Opts(LSM_POLICY_LEVELED, 4, 4, 10);
   std::vector<R> rs = {
       {1, 0, 1, "a", "c"},  {2, 0, 1, "b", "d"},  {3, 0, 1, "c", "e"},
-      {4, 0, 1, "d", "f"},  {5, 1, 12, "p", "q"}, {6, 1, 1, "a", "a"},
+      {4, 0, 1, "d", "f"},  {5, 1, 11, "p", "q"}, {6, 1, 1, "a", "a"},
+      {7, 0, 1, "b", "b"},
   };
   Picked p = Pick(rs, o);
   EXPECT_EQ(p.reason, "L0 trigger");
-  EXPECT_EQ(p.ids, (Ids{1, 2, 3, 4, 6}));
+  EXPECT_EQ(p.ids, (Ids{1, 2, 7, 3, 4, 6}));
   // An L0 run is busy: the next rule (L1 over target) answers.
   rs[2].busy = true;
   p = Pick(rs, o);
