@@ -95,7 +95,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amoptsprocnum = 0;
 	amroutine->amcanorder = true;
 	amroutine->amcanorderbyop = false;
-	amroutine->amcanbackward = true;	/* turns by a new snapshot (lsmscan.c) */
+	amroutine->amcanbackward = true;	/* turns by a new snapshot (lsmscanmerge.c) */
 	amroutine->amcanunique = false;
 	amroutine->amcanmulticol = true;
 	amroutine->amoptionalkey = true;

@@ -10,7 +10,7 @@
  * Both happen under the maintenance lock, so no flush or merge can copy an
  * entry out of a page VACUUM has not cleaned yet.  Finally the metapage's
  * per-run live counts are updated, and a cleanup lock on the metapage waits
- * out scans that may still hold removed TIDs (see lsmscan.c).
+ * out scans that may still hold removed TIDs (see lsmscanmerge.c).
  *
  * CREATE INDEX CONCURRENTLY enumerates the index through ambulkdelete with a
  * callback that records every TID and removes none: it sees every entry of

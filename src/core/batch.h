@@ -6,6 +6,15 @@
 // reuse: a batch refilled page after page allocates nothing once warm.  There
 // is no per-key heap allocation.
 //
+// Lazy pages (merge sources of scans, SetLazy): AddDataPage on an empty batch
+// keeps a copy of the page and decodes only one piece of it, the first
+// restart groups (forward) or the last ones (backward); NextPiece() replaces
+// the keys with the next piece, pieces doubling up to the rest of the page.
+// A scan that stops after a few keys (ORDER BY ... LIMIT, max()) decodes
+// about one restart group per run.  Every piece is validated as the whole
+// page would be: restart offsets, prefix lengths, ascending keys, also
+// across pieces.
+//
 // Thread-safety: none.
 
 #ifndef LSM_CORE_BATCH_H_
@@ -31,9 +40,8 @@ class Batch {
   Batch& operator=(Batch&&) = default;
 
   void Clear() {
-    entries_.clear();
-    cur_block_ = 0;
-    used_ = 0;
+    ClearKeys();
+    groups_left_ = 0;
   }
   size_t size() const { return entries_.size(); }
   Slice Get(size_t i) const { return Slice(entries_[i].data, entries_[i].len); }
@@ -58,8 +66,18 @@ class Batch {
   }
 
   // Appends the entries of a data page's content; LSM_CORRUPT (batch
-  // unchanged) if the page fails validation.
-  LsmStatus AddDataPage(const uint8_t* content, size_t len);
+  // unchanged) if the page fails validation.  Lazy, allow_lazy and the batch
+  // empty: the first piece only.
+  LsmStatus AddDataPage(const uint8_t* content, size_t len,
+                        bool allow_lazy = true);
+
+  enum class Lazy : uint8_t { kOff, kForward, kBackward };
+  void SetLazy(Lazy mode) { lazy_ = mode; }
+  // Pieces of the lazy page not decoded yet.
+  bool HasMorePieces() const { return groups_left_ > 0; }
+  // Replaces the keys with the next piece.  LSM_CORRUPT (no more pieces) if
+  // it fails validation.  REQUIRES: HasMorePieces().
+  LsmStatus NextPiece();
   // Appends what a forward scan of [lo, hi] needs of a data page (see
   // ParseDataPageRange); LSM_CORRUPT (batch unchanged) on a bad entry.
   LsmStatus AddDataPageRange(const uint8_t* content, size_t len,
@@ -76,11 +94,30 @@ class Batch {
   };
 
   uint8_t* Allocate(size_t len);
+  void ClearKeys() {
+    entries_.clear();
+    cur_block_ = 0;
+    used_ = 0;
+  }
+  // Appends restart groups [g0, g1) of the lazy page, validated.
+  LsmStatus DecodeGroups(size_t g0, size_t g1);
 
   std::vector<Entry> entries_;
   std::vector<std::unique_ptr<uint8_t[]>> blocks_;
   size_t cur_block_ = 0;  // block being filled (== blocks_.size(): none)
   size_t used_ = 0;       // bytes used in blocks_[cur_block_]
+
+  // The lazy page: its copy, shape, and what is left to decode.
+  Lazy lazy_ = Lazy::kOff;
+  std::unique_ptr<uint8_t[]> page_;
+  size_t page_cap_ = 0;
+  size_t page_len_ = 0, page_entries_ = 0, page_groups_ = 0;
+  size_t groups_left_ = 0;  // forward: [groups - left, groups); backward: [0, left)
+  size_t piece_ = 0;        // groups in the next piece
+  // The key next to the pieces decoded so far (forward: the last one,
+  // backward: the first one): the next piece must ascend from (to) it.
+  std::unique_ptr<uint8_t[]> edge_;
+  size_t edge_len_ = 0;
 };
 
 }  // namespace lsm

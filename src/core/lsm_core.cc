@@ -480,6 +480,10 @@ LsmStatus lsm_merge_feed_datapage(LsmMerge* m, int src, const uint8_t* content,
   LSM_API_CATCH_STATUS
 }
 
+void lsm_merge_set_lazy(LsmMerge* m, int on) noexcept {
+  if (m != nullptr) m->rep.SetLazy(on != 0);
+}
+
 int lsm_merge_last_source(const LsmMerge* m) noexcept {
   return m != nullptr ? m->rep.LastSource() : -1;
 }

@@ -333,8 +333,20 @@ LsmStatus	lsm_merge_next(LsmMerge *m, const uint8_t **key, size_t *len, int *nee
  */
 LsmStatus	lsm_merge_feed_datapage(LsmMerge *m, int src, const uint8_t *content,
 									size_t len, int *in_range) LSM_NOEXCEPT;
-/* The source of the key lsm_merge_next last returned with LSM_OK; -1 if none. */
+/* The source of the key lsm_merge_next last returned with LSM_OK (or of the
+ * page that failed validation when it returned LSM_CORRUPT); -1 if none. */
 int			lsm_merge_last_source(const LsmMerge *m) LSM_NOEXCEPT;
+/*
+ * Decode data pages lazily (scans): a page that lsm_merge_feed_datapage
+ * decodes whole (backward, or forward without bounds; with in_range NULL) is
+ * decoded a piece at a time instead (restart groups, from the scan's near
+ * end, pieces doubling), each piece only when the merge reaches it;
+ * lsm_merge_next then returns LSM_CORRUPT for a piece that fails validation,
+ * and lsm_merge_last_source names the source.  The page's content is copied
+ * (the caller's buffer may go after the call).  Call before the first
+ * lsm_merge_next.
+ */
+void		lsm_merge_set_lazy(LsmMerge *m, int on) LSM_NOEXCEPT;
 
 /* ------------------------------------------------------------------------
  * Hashing (xxHash64), for key-encoding fingerprints and bloom filters.

@@ -2,6 +2,7 @@
 
 #include "merge.h"
 
+#include <cstring>
 #include <utility>
 
 #include "port.h"
@@ -20,7 +21,7 @@ MergingIterator::MergingIterator(int nsources, bool backward, const uint8_t* lo,
   heap_.reserve(n_);
   need_.reserve(n_ + 1);
   for (int i = 0; i < n_; i++) need_.push_back(i);
-  last_.reserve(LSM_MAX_KEY_SIZE);
+  last_buf_.reset(new uint8_t[LSM_MAX_KEY_SIZE]);
 }
 
 LsmBatch* MergingIterator::SourceBatch(int src) {
@@ -28,13 +29,38 @@ LsmBatch* MergingIterator::SourceBatch(int src) {
   return &sources_[src].batch;
 }
 
+void MergingIterator::SetLazy(bool on) {
+  const Batch::Lazy mode = !on ? Batch::Lazy::kOff
+                               : backward_ ? Batch::Lazy::kBackward
+                                           : Batch::Lazy::kForward;
+  for (int i = 0; i < n_; i++) sources_[i].batch.rep.SetLazy(mode);
+}
+
 void MergingIterator::SourceReady(int src) {
   if (src < 0 || src >= n_ || sources_[src].state != State::kNeed) {
     misuse_ = true;
     return;
   }
+  Position(src);
+}
+
+bool MergingIterator::NextPieceOf(int src) {
+  Batch& b = sources_[src].batch.rep;
+  if (!b.HasMorePieces()) return false;
+  LsmStatus st = b.NextPiece();
+  if (st != LSM_OK) {
+    failed_ = st;
+    failed_src_ = src;
+    sources_[src].state = State::kDone;
+    return false;
+  }
+  return true;
+}
+
+void MergingIterator::Position(int src) {
   Source& s = sources_[src];
   const Batch& b = s.batch.rep;
+again:
   const size_t count = b.size();
   // Binary search for the first key not on the near side of the scan.
   size_t lo = 0, hi = count;
@@ -52,6 +78,7 @@ void MergingIterator::SourceReady(int src) {
       // Nothing >= lo here: ask again, unless the batch also reached beyond
       // hi (an empty range), which no later key can undo.
       if (count > 0 && BeyondHi(b.Get(count - 1))) s.state = State::kDone;
+      else if (NextPieceOf(src)) goto again;
       return;
     }
     s.pos = lo;
@@ -64,6 +91,7 @@ void MergingIterator::SourceReady(int src) {
       // Everything is beyond hi: ask again, unless the batch also reached
       // below lo.
       if (count > 0 && BeforeLo(b.Get(0))) s.state = State::kDone;
+      else if (NextPieceOf(src)) goto again;
       return;
     }
     s.pos = lo - 1;
@@ -72,6 +100,8 @@ void MergingIterator::SourceReady(int src) {
       return;
     }
   }
+  // The batch's far end within the bounds: so is every key before it.
+  s.within = backward_ ? !BeforeLo(b.Get(0)) : !BeyondHi(b.Get(count - 1));
   s.state = State::kActive;
   heap_.push_back(src);
   SiftUp(heap_.size() - 1);
@@ -83,13 +113,15 @@ LsmStatus MergingIterator::FeedDataPage(int src, const uint8_t* content,
     return LSM_INVALID;
   Batch& b = sources_[src].batch.rep;
   b.Clear();
-  // a forward scan decodes only what it needs of the page (point lookups)
+  // A forward scan decodes only what it needs of the page (point lookups);
+  // otherwise a lazy source decodes its first piece (SetLazy), unless the
+  // caller asks whether the page holds a key in range.
   LsmStatus st =
       !backward_ && (has_lo_ || has_hi_)
           ? b.AddDataPageRange(content, len, has_lo_ ? lo_.data() : nullptr,
                                lo_.size(), has_hi_ ? hi_.data() : nullptr,
                                hi_.size())
-          : b.AddDataPage(content, len);
+          : b.AddDataPage(content, len, in_range == nullptr);
   if (st != LSM_OK) return st;
   if (in_range != nullptr) {
     *in_range = 0;
@@ -144,8 +176,8 @@ void MergingIterator::PopTop() {
   if (!heap_.empty()) SiftDown(0);
 }
 
-void MergingIterator::AdvanceTop() {
-  const int src = heap_[0];
+void MergingIterator::AdvanceCurrent() {
+  const int src = current_;
   Source& s = sources_[src];
   bool exhausted;
   if (!backward_) {
@@ -155,51 +187,80 @@ void MergingIterator::AdvanceTop() {
     if (!exhausted) s.pos--;
   }
   if (exhausted) {
+    // The caller refills the batch next: keep the last key out of it.
+    if (last_src_ == src) {
+      std::memcpy(last_buf_.get(), last_.data, last_.size);
+      last_.data = last_buf_.get();
+      last_src_ = -1;
+    }
     s.state = State::kNeed;
-    need_.push_back(src);
-    PopTop();
+    current_ = -1;
+    // the rest of a lazy page before the caller's next batch
+    if (NextPieceOf(src)) {
+      Position(src);
+      if (s.state == State::kNeed) need_.push_back(src);
+      return;
+    }
+    if (s.state == State::kNeed) need_.push_back(src);
     return;
   }
-  Slice k = Current(src);
-  if (backward_ ? BeforeLo(k) : BeyondHi(k)) {
-    s.state = State::kDone;  // past the far bound: never asked again
-    PopTop();
-    return;
+  if (!s.within) {
+    Slice k = Current(src);
+    if (backward_ ? BeforeLo(k) : BeyondHi(k)) {
+      s.state = State::kDone;  // past the far bound: never asked again
+      current_ = -1;
+      return;
+    }
   }
-  SiftDown(0);
+  // Still first?  Otherwise it takes the heap top's place and sinks.
+  if (!heap_.empty() && !Before(src, heap_[0])) {
+    current_ = heap_[0];
+    heap_[0] = src;
+    SiftDown(0);
+  }
 }
 
 LsmStatus MergingIterator::Next(const uint8_t** key, size_t* len,
                                 int* need_src) {
   if (misuse_) return LSM_INVALID;
+  if (failed_ != LSM_OK) return failed_;
   if (pending_ >= 0) {
-    // The caller could not have touched the top source since we returned its
-    // key (misuse would have been flagged), so it is still the heap's top.
-    if (heap_.empty() || heap_[0] != pending_) return LSM_INTERNAL;
+    // The caller could not have touched the current source since we
+    // returned its key (misuse would have been flagged).
+    if (current_ != pending_) return LSM_INTERNAL;
     pending_ = -1;
-    AdvanceTop();
+    AdvanceCurrent();
   }
   for (;;) {
-    while (need_head_ < need_.size()) {
-      int src = need_[need_head_];
-      if (sources_[src].state == State::kNeed) {
-        *need_src = src;
-        return LSM_NEED_PAGE;
+    if (failed_ != LSM_OK) return failed_;
+    if (current_ < 0) {
+      while (need_head_ < need_.size()) {
+        int src = need_[need_head_];
+        if (sources_[src].state == State::kNeed) {
+          *need_src = src;
+          return LSM_NEED_PAGE;
+        }
+        need_head_++;
       }
-      need_head_++;
+      need_.clear();
+      need_head_ = 0;
+      if (heap_.empty()) return LSM_END;
+      current_ = heap_[0];
+      PopTop();
     }
-    need_.clear();
-    need_head_ = 0;
-    if (heap_.empty()) return LSM_END;
-    const int top = heap_[0];
-    Slice k = Current(top);
-    if (has_last_ && KeysEqual(k.data, k.size, last_.data(), last_.size())) {
-      AdvanceTop();  // the same key from another source
+    const int cur = current_;
+    Slice k = Current(cur);
+    // Keys ascend strictly within a source: only another source can repeat
+    // the last key.
+    if (has_last_ && cur != last_src_ &&
+        KeysEqual(k.data, k.size, last_.data, last_.size)) {
+      AdvanceCurrent();  // the same key from another source
       continue;
     }
-    last_.assign(k.data, k.data + k.size);
+    last_ = k;
+    last_src_ = cur;
     has_last_ = true;
-    pending_ = top;
+    pending_ = cur;
     *key = k.data;
     *len = k.size;
     return LSM_OK;

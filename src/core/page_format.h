@@ -150,7 +150,9 @@ LsmStatus ParseDataPage(const uint8_t* content, size_t len, Sink* sink) {
 // the first key beyond the prefix upper bound hi (null: no bound), which it
 // does feed, so that a merging iterator sees the source end there.  Only the
 // entries it decodes are validated.  The first key fed is always given whole
-// (shared = 0).
+// (shared = 0).  Keys are compared with hi only from the restart group before
+// the first restart key beyond hi (binary-searched too): the keys of earlier
+// groups are below a restart key within hi, so within hi themselves.
 template <typename Sink>
 LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
                              const uint8_t* lo, size_t lolen,
@@ -178,6 +180,25 @@ LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
         r = mid;
     }
     first = l;
+  }
+  // The first restart point at or after `first` whose key is beyond hi.
+  size_t check_from = 0;
+  if (hi != nullptr && nrestarts > 1) {
+    size_t l = first, r = nrestarts;  // invariant: key(r) beyond hi, or r = n
+    while (l < r) {
+      size_t mid = l + (r - l) / 2;
+      size_t off = DecodeFixed16(restarts + 2 * mid);
+      if (off < kDataPageHeaderSize || off >= len - 2 * nrestarts)
+        return LSM_CORRUPT;
+      uint32_t shared, ulen;
+      const uint8_t* p = DecodeDataEntry(content + off, restarts, &shared, &ulen);
+      if (p == nullptr || shared != 0) return LSM_CORRUPT;
+      if (BeyondPrefixUpper(p, ulen, hi, hilen))
+        r = mid;
+      else
+        l = mid + 1;
+    }
+    check_from = (r == 0 ? 0 : r - 1) * kRestartInterval;
   }
   if (nentries == 0) return LSM_OK;
   size_t off0 = DecodeFixed16(restarts + 2 * first);
@@ -208,7 +229,8 @@ LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
       prev = sink->Append(prev, shared, p, ulen);
       p += ulen;
     }
-    if (hi != nullptr && BeyondPrefixUpper(prev.data, prev.size, hi, hilen))
+    if (hi != nullptr && i >= check_from &&
+        BeyondPrefixUpper(prev.data, prev.size, hi, hilen))
       break;
   }
   return LSM_OK;

@@ -114,7 +114,7 @@ typedef struct LsmSlot
 	LsmMemtable mt;				/* the active memtable */
 
 	/*
-	 * Streaming scans (lsmscan.c) name a memtable by an id that is never
+	 * Streaming scans (am/lsmscanmerge.c) name a memtable by an id that is never
 	 * reused in the slot, and pin it: a pinned memtable is not freed when it
 	 * is flushed or dropped but kept in held[] until its last scan ends, and
 	 * a slot with pins is never evicted.  Under the slot lock (exclusive to

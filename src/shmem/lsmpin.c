@@ -3,7 +3,7 @@
  * slot's held[] list.
  *
  * A scan names a memtable by an id that is never reused in its slot and pins
- * it (LsmScanPin) when it will read it in chunks (lsmscan.c).  A pinned
+ * it (LsmScanPin) when it will read it in chunks (am/lsmscanmerge.c).  A pinned
  * memtable that leaves the slot (flushed, or dropped by a reset) is not
  * freed but kept in held[] until its last scan unpins it; a slot with pins is
  * never evicted.  At most LSM_MAX_HELD distinct memtables of a slot are pinned

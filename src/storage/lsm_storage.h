@@ -195,7 +195,7 @@ extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
 /*
  * Scans of this backend that hold a manifest (lsm_manifest_readers): the
  * allocator may treat retired runs as unread only when there are none.  The
- * scan (am/lsmscan.c) counts itself in and out.
+ * scan (am/lsmscanmerge.c) counts itself in and out.
  */
 extern int	lsm_manifest_readers;
 
@@ -345,7 +345,7 @@ typedef struct LsmRunCursor
 	bool		done;
 	uint32		ndata;			/* data pages: relative pages 1..ndata */
 	uint32		cur;			/* current data page */
-	/* point lookups (lsmscan.c sets bloom_check and bloom_hash) */
+	/* point lookups (am/lsmscanmerge.c sets bloom_check and bloom_hash) */
 	bool		bloom_check;	/* probe the run's filter before searching */
 	uint64		bloom_hash;
 	bool		probed;			/* the filter was probed */

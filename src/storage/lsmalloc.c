@@ -71,7 +71,7 @@ LsmOldestNeeded(void)
 
 /*
  * Scans of this backend that have read a manifest and not yet let it go
- * (am/lsmscan.c counts them in and out, also on ERROR): LsmShrink may treat
+ * (am/lsmscanmerge.c counts them in and out, also on ERROR): LsmShrink may treat
  * every retired run as unread only when there is none.
  */
 int			lsm_manifest_readers = 0;

@@ -4,9 +4,11 @@
  * A run cursor walks one run's data pages in either direction, starting at
  * the page that can hold the scan's first key (found by descending the fence
  * tree from the run's header page).  Every page read is checked to belong to
- * the run it was reached from.  A data page's content is copied under a
- * share lock, so a cursor never holds a buffer lock between calls, and then
- * handed to the merging iterator in one core call (LsmFeedRun).
+ * the run it was reached from.  A data page is handed to the merging
+ * iterator in one core call (LsmFeedRun) that decodes it straight from the
+ * shared buffer under its share lock (the core calls nothing back, so no
+ * PostgreSQL call runs with C++ frames above it); a cursor never holds a
+ * buffer lock between calls.
  */
 #include "postgres.h"
 
@@ -173,23 +175,25 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 }
 
 /*
- * Step the cursor to the run's next data page in the scan direction and copy
- * its content into content[BLCKSZ]; returns its length, or -1 when the run
- * has no more pages.
+ * Step the cursor to the run's next data page in the scan direction and
+ * return its buffer, checked and share-locked (the caller unlocks and
+ * releases it), or InvalidBuffer when the run has no more pages.
  */
-static int
+static Buffer
 LsmRunCursorAdvance(Relation index, LsmRunCursor *c, bool backward,
-					const LsmRange *range, uint8 *content)
+					const LsmRange *range)
 {
+	Buffer		buf;
+
 	if (c->done)
-		return -1;
+		return InvalidBuffer;
 	if (!c->started)
 	{
 		c->started = true;
 		if (!LsmRunCursorStart(index, c, backward, range))
 		{
 			c->done = true;
-			return -1;
+			return InvalidBuffer;
 		}
 	}
 	else if (backward)
@@ -197,7 +201,7 @@ LsmRunCursorAdvance(Relation index, LsmRunCursor *c, bool backward,
 		if (c->cur <= 1)
 		{
 			c->done = true;
-			return -1;
+			return InvalidBuffer;
 		}
 		c->cur--;
 	}
@@ -206,12 +210,19 @@ LsmRunCursorAdvance(Relation index, LsmRunCursor *c, bool backward,
 		if (c->cur >= c->ndata)
 		{
 			c->done = true;
-			return -1;
+			return InvalidBuffer;
 		}
 		c->cur++;
 	}
 	c->data_pages++;
-	return LsmReadRunPage(index, &c->ref, c->cur, LSM_PK_RUN_DATA, content);
+	if (c->cur >= c->ref.npages)
+		LsmReportCorruption(index, c->ref.start,
+							"Run %u of %u pages is asked for its page %u.",
+							c->ref.run_id, c->ref.npages, c->cur);
+	buf = ReadBuffer(index, c->ref.start + c->cur);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	LsmCheckPage(index, buf, LSM_PK_RUN_DATA, c->ref.run_id);
+	return buf;
 }
 
 /*
@@ -227,15 +238,16 @@ void
 LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 		   bool backward, const LsmRange *range)
 {
-	uint8		content[BLCKSZ];
-	int			len;
+	Buffer		buf;
 	int			in_range = 0;
 	bool		ask;
+	Page		page;
+	LsmStatus	st;
 
 	for (;;)
 	{
-		len = LsmRunCursorAdvance(index, c, backward, range, content);
-		if (len >= 0)
+		buf = LsmRunCursorAdvance(index, c, backward, range);
+		if (BufferIsValid(buf))
 			break;
 		/* a level in pieces: its next run, in scan order (lsmchain.c) */
 		if (!LsmRunCursorNextRun(c))
@@ -245,10 +257,12 @@ LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 		}
 	}
 	ask = c->bloom_check && !c->matched;
-	LsmCheckStatus(index,
-				   lsm_merge_feed_datapage(m, src, content, len,
-										   ask ? &in_range : NULL),
-				   c->ref.start + c->cur, "reading a data page");
+	/* decoded (or, lazily, copied) straight from the buffer: no copy first */
+	page = BufferGetPage(buf);
+	st = lsm_merge_feed_datapage(m, src, (const uint8 *) LsmPageContent(page),
+								 LsmPageContentLen(page), ask ? &in_range : NULL);
+	UnlockReleaseBuffer(buf);
+	LsmCheckStatus(index, st, c->ref.start + c->cur, "reading a data page");
 	if (ask && in_range)
 		c->matched = true;
 }

@@ -1,0 +1,154 @@
+/*
+ * lsmscan_int.h — what the files of a scan share (private to src/am/):
+ *
+ *   lsmscan.c       the AM callbacks: begin/rescan/end, amgettuple (index
+ *                   tuples for index-only scans), amgetbitmap, amcanreturn;
+ *   lsmscankeys.c   scan keys -> the key range [lo, hi] and the per-entry
+ *                   filter (LsmScanPrepare, LsmEntryMatches);
+ *   lsmscanmerge.c  the snapshot (manifest, memtables, pins) and the merging
+ *                   iterator fed from memtables and runs (LsmScanStart,
+ *                   LsmScanNext, LsmScanTurn);
+ *   lsmtuple.c      per-entry fast paths for fixed-width columns: an
+ *                   entry's shape, and one reused index tuple
+ *                   (LsmTupleFormer).
+ *
+ * The scan's state, LsmScanOpaqueData, is owned by lsmscan.c (allocated at
+ * beginscan, reset at rescan, freed at endscan); its snapshot part (snapctx
+ * and what lives in it) by lsmscanmerge.c.
+ */
+#ifndef LSMSCAN_INT_H
+#define LSMSCAN_INT_H
+
+#include "access/itup.h"
+#include "access/relscan.h"
+
+#include "am/lsm_am.h"
+
+typedef enum LsmKeyKind
+{
+	LSM_SK_COMPARE,
+	LSM_SK_ISNULL,
+	LSM_SK_NOTNULL
+} LsmKeyKind;
+
+typedef struct LsmScanKeyInfo
+{
+	int			col;
+	LsmKeyKind	kind;
+	StrategyNumber strategy;
+	uint8	   *seg;			/* encoded argument (flag + value) */
+	int			seglen;
+	bool		implied;		/* the range's bounds decide it exactly */
+} LsmScanKeyInfo;
+
+/*
+ * Per-scan layout of entries and of the index tuple rebuilt from them
+ * (lsmtuple.c).  An entry without NULLs of an index whose columns all have
+ * fixed-width encodings has one length; one preallocated tuple is
+ * overwritten in place for each such entry (the executor copies or uses
+ * xs_itup before the next call).
+ */
+typedef struct LsmTupleFormer
+{
+	bool		fixed;			/* every column's encoding has a fixed width */
+	bool		fast;			/* ... and decodes into a fixed-length attribute */
+	int			ncols;
+	int			vlen[INDEX_MAX_KEYS];	/* value bytes of each column */
+	uint8		nullflag[INDEX_MAX_KEYS];	/* the column's NULL flag byte */
+	int			entrylen;		/* length of an entry without NULLs */
+	int			off[INDEX_MAX_KEYS];	/* attribute offsets in tup's data */
+	IndexTuple	tup;			/* the reused tuple (fast only) */
+} LsmTupleFormer;
+
+/* Chunks of a streaming memtable scan: small first (LIMIT), then growing. */
+#define LSM_SCAN_FIRST_CHUNK	32
+#define LSM_SCAN_MAX_CHUNK		4096
+
+/* One memtable source of a scan. */
+typedef struct LsmScanMemtable
+{
+	uint64		id;				/* the memtable's identity in the slot */
+	LsmBatch   *first;			/* its first chunk, taken with the snapshot */
+	bool		fed;			/* first chunk handed to the merge */
+	bool		more;			/* entries in range may follow the last chunk */
+	bool		pinned;			/* LsmScanPin'ned: unpin at the end */
+	uint32		chunk;			/* size of the next chunk */
+	uint8	   *resume;			/* last key handed out (first one, backward) */
+	int			resumelen;
+} LsmScanMemtable;
+
+typedef struct LsmScanOpaqueData
+{
+	LsmKeyDesc	desc;
+	MemoryContext scanctx;		/* keys, bounds, snapshot; reset on rescan */
+	MemoryContext tupctx;		/* per returned tuple (index-only scans off
+								 * the fast path); made when first needed */
+	int			nkeys;
+	LsmScanKeyInfo *keys;
+	int			ncheck;			/* keys not implied by the range */
+	int			nullflag_off;	/* implied keys need this flag byte to be
+								 * LSM_FLAG_NOT_NULL (-1: none) */
+	LsmTupleFormer former;		/* entry layout, reused index tuple */
+	bool		empty;			/* keys can never match */
+	LsmRange	range;			/* of this snapshot (narrowed after a turn) */
+	LsmRange	orange;			/* of the scan keys */
+	bool		started;
+	bool		backward;
+	bool		ended;			/* the last fetch ran off the end */
+	MemoryContext snapctx;		/* the snapshot: merge, cursors, memtables */
+	const uint8 *lastptr;		/* the entry returned last, in the merge */
+	uint8	   *lastkey;		/* its copy when the scan turns (resumes there) */
+	int			lastlen;
+	bool		havelast;
+	bool		skiplast;		/* after a turn: do not return lastkey again */
+	bool		counted;		/* counted in lsm_manifest_readers (LsmScanStart) */
+	Buffer		metapin;
+	LsmMerge   *merge;
+	int			nmt;			/* memtable sources (active + immutable) */
+	LsmScanMemtable mts[1 + LSM_MAX_IMM];
+	int			slotno;			/* slot and generation the pins are in */
+	uint32		generation;
+	int			nruns;
+	LsmRunCursor *cursors;
+	int64		nreturned;
+	/* equality on leading columns: bloom filters apply */
+	Relation	index;
+	int			eq_cols;
+	uint8	   *eq_prefix;
+	int			eq_len[INDEX_MAX_KEYS];	/* prefix bytes of the first i+1 */
+} LsmScanOpaqueData;
+
+typedef LsmScanOpaqueData *LsmScanOpaque;
+
+/* lsmscankeys.c */
+extern void LsmScanPrepare(IndexScanDesc scan);
+extern bool LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len,
+							ItemPointer tid);
+
+/* lsmscanmerge.c */
+extern void LsmScanStart(IndexScanDesc scan, bool backward);
+extern bool LsmScanNext(IndexScanDesc scan, ItemPointer tid,
+						const uint8 **keyp, size_t *lenp);
+extern void LsmScanTurn(IndexScanDesc scan, bool backward);
+extern void LsmScanTally(LsmScanOpaque so);
+LSM_NORETURN extern void LsmScanReportMalformed(IndexScanDesc scan, const uint8 *key,
+								   int len);
+
+/* lsmtuple.c */
+/* Set f up for index with key descriptor desc; allocates in the current context. */
+extern void LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc);
+/*
+ * Is the entry well formed (every segment, then a TID)?  A cheap walk over
+ * flag bytes when every column is fixed-width, LsmSplitEntry otherwise.
+ */
+extern bool LsmEntryWellFormed(const LsmTupleFormer *f, const LsmKeyDesc *desc,
+							   const uint8 *entry, int len);
+/*
+ * The entry as the reused index tuple, or NULL when the fast path does not
+ * apply (a NULL column, a column that is not fixed-width, a malformed
+ * entry): the caller then forms the tuple the general way.
+ */
+extern IndexTuple LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
+								   const uint8 *entry, int len);
+
+#endif							/* LSMSCAN_INT_H */

@@ -1,0 +1,267 @@
+/*
+ * lsmscankeys.c — a scan's keys: turned into one range of encoded keys
+ * [lo, hi] (an equality prefix on the leading columns, then the bounds of
+ * the first other column), which the merge seeks and stops by, plus the
+ * exact per-entry filter of the keys the range does not decide
+ * (LsmEntryMatches).  The equality prefix also names the bloom filter hash
+ * of a point lookup (lsmscanmerge.c).
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "lib/stringinfo.h"
+#include "utils/memutils.h"
+
+#include "am/lsmscan_int.h"
+
+static bool
+LsmIsLowerStrategy(StrategyNumber s)
+{
+	return s == BTGreaterStrategyNumber || s == BTGreaterEqualStrategyNumber;
+}
+
+/* Translate scan keys into encoded segments and the scan's key range. */
+void
+LsmScanPrepare(IndexScanDesc scan)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	MemoryContext old = MemoryContextSwitchTo(so->scanctx);
+	StringInfoData prefix;
+	bool		have_lo = false,
+				have_hi = false;
+	const uint8 *loseg = NULL,
+			   *hiseg = NULL;
+	int			lolen = 0,
+				hilen = 0;
+	LsmScanKeyInfo *lokey = NULL,
+			   *hikey = NULL;
+	bool		notnull = false;
+
+	so->keys = palloc0(sizeof(LsmScanKeyInfo) * Max(scan->numberOfKeys, 1));
+	so->nkeys = 0;
+	for (int i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+		LsmScanKeyInfo *k = &so->keys[so->nkeys];
+		StringInfoData seg;
+
+		k->col = sk->sk_attno - 1;
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			if (sk->sk_flags & SK_SEARCHNULL)
+				k->kind = LSM_SK_ISNULL;
+			else if (sk->sk_flags & SK_SEARCHNOTNULL)
+				k->kind = LSM_SK_NOTNULL;
+			else
+			{
+				so->empty = true;	/* "col op NULL" is never true */
+				continue;
+			}
+			initStringInfo(&seg);
+			if (k->kind == LSM_SK_ISNULL)
+				LsmEncodeColumnValue(&so->desc, k->col, (Datum) 0, InvalidOid, true, &seg);
+			else
+				appendStringInfoChar(&seg, LSM_FLAG_NOT_NULL);
+		}
+		else
+		{
+			Oid			argtype = OidIsValid(sk->sk_subtype) ? sk->sk_subtype :
+				so->desc.cols[k->col].typid;
+
+			k->kind = LSM_SK_COMPARE;
+			k->strategy = sk->sk_strategy;
+			if (k->strategy < 1 || k->strategy > BTMaxStrategyNumber)
+				elog(ERROR, "lsm_am: unexpected strategy number %d", k->strategy);
+			initStringInfo(&seg);
+			LsmEncodeColumnValue(&so->desc, k->col, sk->sk_argument, argtype, false, &seg);
+		}
+		k->seg = (uint8 *) seg.data;
+		k->seglen = seg.len;
+		so->nkeys++;
+	}
+
+	/* range: equality prefix, then the bounds of the first other column */
+	initStringInfo(&prefix);
+	for (int col = 0; col < so->desc.ncols; col++)
+	{
+		LsmScanKeyInfo *eq = NULL;
+
+		for (int i = 0; i < so->nkeys && !eq; i++)
+			if (so->keys[i].col == col &&
+				(so->keys[i].kind == LSM_SK_ISNULL ||
+				 (so->keys[i].kind == LSM_SK_COMPARE &&
+				  so->keys[i].strategy == BTEqualStrategyNumber)))
+				eq = &so->keys[i];
+		if (eq)
+		{
+			/* the prefix in both bounds admits exactly this segment */
+			eq->implied = true;
+			appendBinaryStringInfo(&prefix, (char *) eq->seg, eq->seglen);
+			so->eq_len[col] = prefix.len;
+			so->eq_cols = col + 1;
+			continue;
+		}
+		for (int i = 0; i < so->nkeys; i++)
+		{
+			LsmScanKeyInfo *k = &so->keys[i];
+			bool		lower_in_index;
+
+			if (k->col != col)
+				continue;
+			if (k->kind == LSM_SK_NOTNULL)
+			{
+				/*
+				 * Every non-null value of the column: implied keys below
+				 * check the column's flag byte, which excludes NULLs sorting
+				 * first and last.  (Not a bound: as a prefix upper bound
+				 * [0x01] is looser than any value, though it compares
+				 * smaller.)
+				 */
+				notnull = true;
+				k->implied = true;
+				continue;
+			}
+			lower_in_index = LsmIsLowerStrategy(k->strategy) != so->desc.cols[col].desc;
+			if (lower_in_index)
+			{
+				if (!loseg || LsmCompareSegments(k->seg, k->seglen, loseg, lolen) > 0)
+					loseg = k->seg, lolen = k->seglen, lokey = k;
+			}
+			else
+			{
+				if (!hiseg || LsmCompareSegments(k->seg, k->seglen, hiseg, hilen) < 0)
+					hiseg = k->seg, hilen = k->seglen, hikey = k;
+			}
+		}
+		break;
+	}
+
+	/*
+	 * A bound set by a non-strict comparison decides it exactly for non-null
+	 * values, segments being prefix-free (doc/impl.md, "Per-entry work"): an
+	 * entry is >= prefix + seg iff its column's segment is >= seg, and its
+	 * first bytes are <= prefix + seg iff that segment is <= seg.  A strict
+	 * one admits the equal segment.  A comparison (and IS NOT NULL)
+	 * is false for NULL, which a one-sided range admits: such keys leave the
+	 * check of the column's flag byte, right after the prefix
+	 * (nullflag_off).  The range is not narrowed to [0x01] instead: a scan
+	 * would then stop silently at a damaged flag byte rather than report it.
+	 */
+	if (lokey && lokey->kind == LSM_SK_COMPARE &&
+		(lokey->strategy == BTGreaterEqualStrategyNumber ||
+		 lokey->strategy == BTLessEqualStrategyNumber))
+		lokey->implied = true;
+	if (hikey && hikey->kind == LSM_SK_COMPARE &&
+		(hikey->strategy == BTGreaterEqualStrategyNumber ||
+		 hikey->strategy == BTLessEqualStrategyNumber))
+		hikey->implied = true;
+	so->nullflag_off = -1;
+	if (notnull || (lokey && lokey->implied) || (hikey && hikey->implied))
+		so->nullflag_off = prefix.len;
+	so->ncheck = 0;
+	for (int i = 0; i < so->nkeys; i++)
+		so->ncheck += so->keys[i].implied ? 0 : 1;
+	so->eq_prefix = (uint8 *) prefix.data;
+	have_lo = prefix.len > 0 || loseg != NULL;
+	have_hi = prefix.len > 0 || hiseg != NULL;
+	if (have_lo)
+	{
+		StringInfoData lo;
+
+		initStringInfo(&lo);
+		appendBinaryStringInfo(&lo, prefix.data, prefix.len);
+		if (loseg)
+			appendBinaryStringInfo(&lo, (char *) loseg, lolen);
+		so->range.lo = (uint8 *) lo.data;
+		so->range.lolen = lo.len;
+	}
+	if (have_hi)
+	{
+		StringInfoData hi;
+
+		initStringInfo(&hi);
+		appendBinaryStringInfo(&hi, prefix.data, prefix.len);
+		if (hiseg)
+			appendBinaryStringInfo(&hi, (char *) hiseg, hilen);
+		so->range.hi = (uint8 *) hi.data;
+		so->range.hilen = hi.len;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Does the entry satisfy every scan key?  Also returns its TID. */
+bool
+LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len, ItemPointer tid)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	const uint8 *seg[INDEX_MAX_KEYS];
+	int			seglen[INDEX_MAX_KEYS];
+
+	if (so->ncheck == 0)
+	{
+		/* the range decides every key: only the entry's shape is checked */
+		if (!LsmEntryWellFormed(&so->former, &so->desc, key, len))
+			LsmScanReportMalformed(scan, key, len);
+		if (so->nullflag_off >= 0 && key[so->nullflag_off] != LSM_FLAG_NOT_NULL)
+			return false;
+		LsmEntryGetTid(key, len, tid);
+		return true;
+	}
+	if (!LsmSplitEntry(&so->desc, key, len, seg, seglen, tid))
+		LsmScanReportMalformed(scan, key, len);
+	if (so->nullflag_off >= 0 && key[so->nullflag_off] != LSM_FLAG_NOT_NULL)
+		return false;
+
+	for (int i = 0; i < so->nkeys; i++)
+	{
+		LsmScanKeyInfo *k = &so->keys[i];
+		const uint8 *s = seg[k->col];
+		int			c;
+
+		if (k->implied)
+			continue;
+
+		switch (k->kind)
+		{
+			case LSM_SK_ISNULL:
+				if (s[0] == LSM_FLAG_NOT_NULL)
+					return false;
+				continue;
+			case LSM_SK_NOTNULL:
+				if (s[0] != LSM_FLAG_NOT_NULL)
+					return false;
+				continue;
+			case LSM_SK_COMPARE:
+				break;
+		}
+		if (s[0] != LSM_FLAG_NOT_NULL)
+			return false;
+		c = LsmCompareSegments(s, seglen[k->col], k->seg, k->seglen);
+		if (so->desc.cols[k->col].desc)
+			c = -c;
+		switch (k->strategy)
+		{
+			case BTLessStrategyNumber:
+				if (!(c < 0))
+					return false;
+				break;
+			case BTLessEqualStrategyNumber:
+				if (!(c <= 0))
+					return false;
+				break;
+			case BTEqualStrategyNumber:
+				if (c != 0)
+					return false;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				if (!(c >= 0))
+					return false;
+				break;
+			case BTGreaterStrategyNumber:
+				if (!(c > 0))
+					return false;
+				break;
+		}
+	}
+	return true;
+}

@@ -1,0 +1,229 @@
+/*
+ * lsmtuple.c — per-entry fast paths of a scan: checking an entry's shape and
+ * rebuilding the index tuple of an index-only scan.
+ *
+ * The general path (lsmscan.c, lsmscankeys.c) splits an entry with LsmSplitEntry, decodes
+ * every column into a Datum and calls index_form_tuple, which pallocs a new
+ * tuple per entry.  When every column has a fixed-width encoding (integers,
+ * floats, bool, date, time, timestamps, interval, uuid), an entry's segments
+ * are found by walking its flag bytes, and an entry without NULLs maps onto
+ * one tuple layout: its values are decoded straight into one preallocated
+ * tuple.  Entries with NULLs, and other types, take the general path.
+ * Owns the reused tuple (allocated with the scan, lsmbeginscan).
+ */
+#include "postgres.h"
+
+#include "access/tupmacs.h"
+#include "catalog/pg_type_d.h"
+#include "port/pg_bswap.h"
+#include "utils/date.h"
+
+#include "am/lsmscan_int.h"
+
+/* Value bytes of a fixed-width encoding, or -1. */
+static int
+LsmFixedWidth(LsmEncoding enc)
+{
+	switch (enc)
+	{
+		case LSM_ENC_BOOL:
+			return 1;
+		case LSM_ENC_DATE:
+			return 4;
+		case LSM_ENC_INT:
+		case LSM_ENC_FLOAT:
+		case LSM_ENC_TIME:
+		case LSM_ENC_TIMESTAMP:
+			return 8;
+		case LSM_ENC_INTERVAL:
+		case LSM_ENC_UUID:
+			return 16;
+		default:
+			return -1;
+	}
+}
+
+/* Length of the attribute the fast path writes for col, or -1 if none. */
+static int
+LsmFastAttLen(const LsmKeyColumn *col)
+{
+	if (!col->invertible)
+		return -1;
+	switch (col->enc)
+	{
+		case LSM_ENC_INT:
+			return col->typid == INT2OID ? 2 : col->typid == INT4OID ? 4 : 8;
+		case LSM_ENC_BOOL:
+			return 1;
+		case LSM_ENC_DATE:
+			return 4;
+		case LSM_ENC_TIME:
+		case LSM_ENC_TIMESTAMP:
+			return 8;
+		case LSM_ENC_UUID:
+			return 16;
+		default:
+			return -1;
+	}
+}
+
+void
+LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
+{
+	TupleDesc	tupdesc = RelationGetDescr(index);
+	Size		hoff = IndexInfoFindDataOffset(0);
+	Size		off = 0;
+	Size		size;
+
+	memset(f, 0, sizeof(*f));
+	f->ncols = desc->ncols;
+	f->fixed = true;
+	f->fast = tupdesc->natts == desc->ncols;
+	f->entrylen = LSM_TID_SIZE;
+	for (int i = 0; i < desc->ncols; i++)
+	{
+		const LsmKeyColumn *col = &desc->cols[i];
+		Form_pg_attribute att = TupleDescAttr(tupdesc, Min(i, tupdesc->natts - 1));
+		int			attlen = LsmFastAttLen(col);
+
+		f->vlen[i] = LsmFixedWidth(col->enc);
+		f->nullflag[i] = col->nulls_first ? LSM_FLAG_NULL_FIRST : LSM_FLAG_NULL_LAST;
+		if (f->vlen[i] < 0)
+		{
+			f->fixed = f->fast = false;
+			return;
+		}
+		f->entrylen += 1 + f->vlen[i];
+		/* by value up to 8 bytes, uuid by reference */
+		if (attlen < 0 || att->attlen != attlen || att->attbyval != (attlen <= 8))
+			f->fast = false;
+		if (f->fast)
+		{
+			off = att_align_nominal(off, att->attalign);
+			f->off[i] = (int) off;
+			off += attlen;
+		}
+	}
+	if (!f->fast)
+		return;
+	size = MAXALIGN(hoff + off);
+	if ((size & INDEX_SIZE_MASK) != size)
+	{
+		f->fast = false;
+		return;
+	}
+	f->tup = (IndexTuple) palloc0(size);
+	f->tup->t_info = (unsigned short) size;
+}
+
+bool
+LsmEntryWellFormed(const LsmTupleFormer *f, const LsmKeyDesc *desc,
+				   const uint8 *entry, int len)
+{
+	const uint8 *p = entry;
+	const uint8 *end = entry + len - LSM_TID_SIZE;
+
+	if (!f->fixed)
+		return LsmSplitEntry(desc, entry, len, NULL, NULL, NULL);
+	if (entry == NULL || len < LSM_TID_SIZE)
+		return false;
+	if (len == f->entrylen)
+	{
+		/* no NULLs: only the flags need a look */
+		for (int i = 0; i < f->ncols; i++)
+		{
+			if (p[0] != LSM_FLAG_NOT_NULL)
+				return false;
+			p += 1 + f->vlen[i];
+		}
+		return true;
+	}
+	for (int i = 0; i < f->ncols; i++)
+	{
+		if (p >= end)
+			return false;
+		if (p[0] == LSM_FLAG_NOT_NULL)
+			p += 1 + f->vlen[i];
+		else if (p[0] == f->nullflag[i])
+			p += 1;
+		else
+			return false;
+	}
+	return p == end;
+}
+
+static inline uint64
+LsmLoadBE64(const uint8 *p)
+{
+	uint64		v;
+
+	memcpy(&v, p, sizeof(v));
+	return pg_ntoh64(v);
+}
+
+IndexTuple
+LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
+				 const uint8 *entry, int len)
+{
+	char	   *data;
+	const uint8 *p = entry;
+
+	if (!f->fast || len != f->entrylen)
+		return NULL;
+	data = (char *) f->tup + IndexInfoFindDataOffset(0);
+	for (int i = 0; i < f->ncols; i++)
+	{
+		const LsmKeyColumn *col = &desc->cols[i];
+		const uint8 *v = p + 1;
+		uint8		inv[16];
+		char	   *dst = data + f->off[i];
+
+		if (p[0] != LSM_FLAG_NOT_NULL)
+			return NULL;
+		if (col->desc)
+		{
+			for (int j = 0; j < f->vlen[i]; j++)
+				inv[j] = (uint8) ~v[j];
+			v = inv;
+		}
+		switch (col->enc)
+		{
+			case LSM_ENC_INT:
+				{
+					int64		x = (int64) (LsmLoadBE64(v) ^ (UINT64CONST(1) << 63));
+
+					if (col->typid == INT2OID)
+						store_att_byval(dst, Int16GetDatum((int16) x), 2);
+					else if (col->typid == INT4OID)
+						store_att_byval(dst, Int32GetDatum((int32) x), 4);
+					else
+						store_att_byval(dst, Int64GetDatum(x), 8);
+					break;
+				}
+			case LSM_ENC_BOOL:
+				store_att_byval(dst, BoolGetDatum(v[0] != 0), 1);
+				break;
+			case LSM_ENC_DATE:
+				{
+					uint32		x = ((uint32) v[0] << 24) | ((uint32) v[1] << 16) |
+						((uint32) v[2] << 8) | (uint32) v[3];
+
+					store_att_byval(dst, DateADTGetDatum((DateADT) (x ^ 0x80000000)), 4);
+					break;
+				}
+			case LSM_ENC_TIME:
+			case LSM_ENC_TIMESTAMP:
+				store_att_byval(dst,
+								Int64GetDatum((int64) (LsmLoadBE64(v) ^ (UINT64CONST(1) << 63))),
+								8);
+				break;
+			case LSM_ENC_UUID:
+				memcpy(dst, v, 16);
+				break;
+			default:
+				return NULL;	/* not reached: f->fast checked the encodings */
+		}
+		p += 1 + f->vlen[i];
+	}
+	return f->tup;
+}
