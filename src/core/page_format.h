@@ -162,18 +162,25 @@ LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
       DataPageRestarts(content, len, &nentries, &nrestarts);
   if (restarts == nullptr) return LSM_CORRUPT;
 
+  // The key of restart point i (whole: restart keys share nothing), or
+  // false if the page is damaged there.
+  auto restart_key = [&](size_t i, const uint8_t** key, uint32_t* keylen) {
+    size_t off = DecodeFixed16(restarts + 2 * i);
+    if (off < kDataPageHeaderSize || off >= len - 2 * nrestarts) return false;
+    uint32_t shared;
+    *key = DecodeDataEntry(content + off, restarts, &shared, keylen);
+    return *key != nullptr && shared == 0;
+  };
+
   // The last restart point whose key is below lo.
   size_t first = 0;
   if (lo != nullptr && nrestarts > 1) {
     size_t l = 0, r = nrestarts;  // invariant: key(l) < lo, or l == 0
     while (r - l > 1) {
       size_t mid = l + (r - l) / 2;
-      size_t off = DecodeFixed16(restarts + 2 * mid);
-      if (off < kDataPageHeaderSize || off >= len - 2 * nrestarts)
-        return LSM_CORRUPT;
-      uint32_t shared, ulen;
-      const uint8_t* p = DecodeDataEntry(content + off, restarts, &shared, &ulen);
-      if (p == nullptr || shared != 0) return LSM_CORRUPT;
+      const uint8_t* p;
+      uint32_t ulen;
+      if (!restart_key(mid, &p, &ulen)) return LSM_CORRUPT;
       if (CompareKeys(p, ulen, lo, lolen) < 0)
         l = mid;
       else
@@ -187,12 +194,9 @@ LsmStatus ParseDataPageRange(const uint8_t* content, size_t len,
     size_t l = first, r = nrestarts;  // invariant: key(r) beyond hi, or r = n
     while (l < r) {
       size_t mid = l + (r - l) / 2;
-      size_t off = DecodeFixed16(restarts + 2 * mid);
-      if (off < kDataPageHeaderSize || off >= len - 2 * nrestarts)
-        return LSM_CORRUPT;
-      uint32_t shared, ulen;
-      const uint8_t* p = DecodeDataEntry(content + off, restarts, &shared, &ulen);
-      if (p == nullptr || shared != 0) return LSM_CORRUPT;
+      const uint8_t* p;
+      uint32_t ulen;
+      if (!restart_key(mid, &p, &ulen)) return LSM_CORRUPT;
       if (BeyondPrefixUpper(p, ulen, hi, hilen))
         r = mid;
       else
