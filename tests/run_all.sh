@@ -5,6 +5,8 @@
 #   bash tests/run_all.sh --only tap           # one stage (unit|regress|pgtap|tap)
 #   bash tests/run_all.sh --only tap 004 002   # TAP/pgTAP/regress files matching a word
 #   bash tests/run_all.sh --skip-setup ...     # do not install packages or rebuild
+#                                              # (warns if the installed build is older
+#                                              # than src/)
 #   bash tests/run_all.sh --pg 18              # on PostgreSQL 18 (built once by
 #                                              # tests/build_pg18.sh, cached)
 #   bash tests/run_all.sh --pg 15,18           # on each version in turn
@@ -181,6 +183,16 @@ if [ "$SKIP_SETUP" = 0 ]; then
 	fi
 	TIMINGS+=("setup    $((SECONDS - start))s")
 	lsm_use_pg_config "$PG_CONFIG" # installed now: the paths it reports
+else
+	# --skip-setup does not build: say so when the installed library is
+	# older than the sources it would test (a stale build passes or fails
+	# for reasons that are not in this tree)
+	so=$("$PG_CONFIG" --pkglibdir)/lsm_am.so
+	if [ ! -f "$so" ]; then
+		lsm_log "WARNING: --skip-setup, and lsm_am is not installed in $("$PG_CONFIG" --pkglibdir)"
+	elif [ -n "$(find "$LSM_REPO/src" -newer "$so" \( -name '*.c' -o -name '*.h' -o -name '*.cc' \) -print -quit)" ]; then
+		lsm_log "WARNING: --skip-setup, and $so is older than the sources in $LSM_REPO/src: it tests another build (make install PG_CONFIG=$PG_CONFIG, or run without --skip-setup)"
+	fi
 fi
 
 SCRATCH=$(make_scratch_dir run) || lsm_die "cannot make a scratch directory"
