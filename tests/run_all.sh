@@ -14,7 +14,7 @@
 #   LSM_DIFF_SEED=N                            # seed of tap/004_differential
 #   LSM_TAP_TIMEOUT=900                        # seconds before a TAP file is killed
 #
-# Stages: unit (tests/check_layers.sh, then GoogleTest, `make -C tests/unit
+# Stages: unit (tests/check_layers.sh, tests/check_docs.sh, then GoogleTest, `make -C tests/unit
 # check`), regress (pg_regress,
 # sql/*.sql against expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap
 # (prove, tests/t/*.pl with PostgreSQL::Test::Cluster).  Servers run as the
@@ -209,6 +209,13 @@ run_unit() {
 		record ok unit/layers
 	else
 		record fail "unit/layers (tests/check_layers.sh: an include or call points up)"
+	fi
+	# README's Functions table names the functions' columns as the SQL does.
+	lsm_log "unit: tests/check_docs.sh"
+	if bash "$LSM_REPO/tests/check_docs.sh"; then
+		record ok unit/docs
+	else
+		record fail "unit/docs (tests/check_docs.sh: README's Functions table and the SQL differ)"
 	fi
 	lsm_log "unit: make -C tests/unit check"
 	if [ ! -f "$LSM_REPO/tests/unit/Makefile" ]; then
