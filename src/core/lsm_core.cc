@@ -212,6 +212,26 @@ LsmStatus lsm_fence_find(const uint8_t* content, size_t len, int is_header,
   LSM_API_CATCH_STATUS
 }
 
+LsmStatus lsm_fence_entry(const uint8_t* content, size_t len, int is_header,
+                          size_t i, size_t* n, uint32_t* level,
+                          const uint8_t** key, size_t* klen,
+                          uint32_t* child) noexcept {
+  LSM_API_TRY
+  if (n == nullptr || level == nullptr || key == nullptr || klen == nullptr ||
+      child == nullptr)
+    return LSM_INVALID;
+  if (content == nullptr) return LSM_CORRUPT;
+  lsm::Slice k;
+  LsmStatus st =
+      lsm::FenceEntryAt(content, len, is_header != 0, i, n, level, &k, child);
+  if (st == LSM_OK) {
+    *key = k.data;
+    *klen = k.size;
+  }
+  return st;
+  LSM_API_CATCH_STATUS
+}
+
 // ---------------------------------------------------------------------------
 // Run builder
 

@@ -118,6 +118,18 @@ LsmStatus	lsm_fence_find(const uint8_t *content, size_t len, int is_header,
 						   LsmFindMode mode, const uint8_t *target, size_t tlen,
 						   uint32_t *child, int *child_is_data) LSM_NOEXCEPT;
 
+/*
+ * Entry i of the fence block of a run header (is_header != 0) or of a fence
+ * page, for verification and inspection: *n the block's entries, *level 1
+ * when its children are data pages (a header: height + 1), *key (pointing
+ * into content) and *child (a relative page number, not range-checked).
+ * LSM_OK, LSM_END for i >= *n (*n and *level still set), LSM_CORRUPT.
+ */
+LsmStatus	lsm_fence_entry(const uint8_t *content, size_t len, int is_header,
+							size_t i, size_t *n, uint32_t *level,
+							const uint8_t **key, size_t *klen,
+							uint32_t *child) LSM_NOEXCEPT;
+
 /* ------------------------------------------------------------------------
  * Run builder: streams sorted keys into the pages of one run, and owns the
  * run's bloom filter (lsm_core_bloom.h), like LevelDB's TableBuilder owns its

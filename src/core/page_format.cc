@@ -275,4 +275,33 @@ LsmStatus FenceFind(const uint8_t* content, size_t len, bool is_header,
   return LSM_OK;
 }
 
+// ---------------------------------------------------------------------------
+// Fence entries one at a time (lsm_fence_entry: verification, inspection).
+
+LsmStatus FenceEntryAt(const uint8_t* content, size_t len, bool is_header,
+                       size_t i, size_t* n, uint32_t* level, Slice* key,
+                       uint32_t* child) {
+  size_t block_off;
+  if (is_header) {
+    RunHeaderInfo info;
+    LsmStatus st = ParseRunHeader(content, len, &info, &block_off);
+    if (st != LSM_OK) return st;
+    *level = info.height + 1;
+  } else {
+    if (content == nullptr || len < kFencePageHeaderSize) return LSM_CORRUPT;
+    if (DecodeFixed32(content) != kFenceMagic ||
+        DecodeFixed16(content + 4) != kFormatVersion)
+      return LSM_CORRUPT;
+    *level = DecodeFixed16(content + 6);
+    if (*level == 0 || *level > kMaxRunHeight) return LSM_CORRUPT;
+    block_off = kFencePageHeaderSize;
+  }
+  FenceBlockView block;
+  if (block.Init(content + block_off, len - block_off) != LSM_OK)
+    return LSM_CORRUPT;
+  *n = block.size();
+  if (i >= block.size()) return LSM_END;
+  return block.Get(i, key, child);
+}
+
 }  // namespace lsm

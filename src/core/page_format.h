@@ -330,6 +330,12 @@ LsmStatus FenceFind(const uint8_t* content, size_t len, bool is_header,
                     LsmFindMode mode, const uint8_t* target, size_t tlen,
                     uint32_t* child, bool* child_is_data);
 
+// Entry i of the fence block of a run header (is_header) or fence page
+// (lsm_fence_entry).
+LsmStatus FenceEntryAt(const uint8_t* content, size_t len, bool is_header,
+                       size_t i, size_t* n, uint32_t* level, Slice* key,
+                       uint32_t* child);
+
 }  // namespace lsm
 
 #endif  // LSM_CORE_PAGE_FORMAT_H_

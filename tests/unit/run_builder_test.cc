@@ -349,3 +349,103 @@ TEST(RunBuilderTest, FuzzFenceFindAndHeaderParse) {
 }
 
 }  // namespace
+
+// Collects the data-page children of a fence node in order, checking
+// separators ascend and equal the first key of their child.
+void WalkFenceEntries(const BuiltRun& run, uint32_t rel, bool is_header,
+                      uint32_t want_level, std::vector<uint32_t>* data) {
+  const StoredPage& p = run.pages.at(rel);
+  size_t n = 0;
+  uint32_t level = 0;
+  const uint8_t* key;
+  size_t klen;
+  uint32_t child;
+  ASSERT_EQ(lsm_fence_entry(p.content.data(), p.content.size(), is_header, 0,
+                            &n, &level, &key, &klen, &child),
+            LSM_OK);
+  if (want_level != 0) {
+    ASSERT_EQ(level, want_level);
+  }
+  Key prev;
+  for (size_t i = 0; i < n; i++) {
+    size_t n2;
+    uint32_t level2;
+    ASSERT_EQ(lsm_fence_entry(p.content.data(), p.content.size(), is_header, i,
+                              &n2, &level2, &key, &klen, &child),
+              LSM_OK);
+    ASSERT_EQ(n2, n);
+    Key sep(reinterpret_cast<const char*>(key), klen);
+    if (i > 0) {
+      ASSERT_LT(prev, sep);
+    }
+    prev = sep;
+    if (level == 1) {
+      ASSERT_GE(child, 1u);
+      ASSERT_LE(child, run.hdr.ndata_pages);
+      ASSERT_EQ(sep, run.first_keys[child - 1]);
+      data->push_back(child);
+    } else {
+      WalkFenceEntries(run, child, false, level - 1, data);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
+  }
+  size_t n3;
+  uint32_t level3;
+  EXPECT_EQ(lsm_fence_entry(p.content.data(), p.content.size(), is_header, n,
+                            &n3, &level3, &key, &klen, &child),
+            LSM_END);
+}
+
+// lsm_fence_entry enumerates the whole fence tree: every data page once, in
+// order, under the separator that is its first key; garbage is LSM_CORRUPT.
+TEST(RunBuilderTest, FenceEntriesWalkTheTree) {
+  std::mt19937 rng(77);
+  std::set<Key> s;
+  while (s.size() < 3000) {
+    Key k(300 + rng() % 1200, '\0');
+    for (auto& c : k) c = static_cast<char>(rng());
+    s.insert(k);
+  }
+  std::vector<Key> keys(s.begin(), s.end());
+  BuiltRun run;
+  BuildRun(keys, kCap, &run);
+  if (HasFatalFailure()) return;
+  ASSERT_GE(run.hdr.height, 1u);
+  CheckWalk(&run, keys);  // fills run.first_keys
+  if (HasFatalFailure()) return;
+  std::vector<uint32_t> data;
+  WalkFenceEntries(run, 0, true, run.hdr.height + 1, &data);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(data.size(), run.hdr.ndata_pages);
+  for (size_t i = 0; i < data.size(); i++) EXPECT_EQ(data[i], i + 1);
+
+  size_t n;
+  uint32_t level, child;
+  const uint8_t* key;
+  size_t klen;
+  EXPECT_EQ(lsm_fence_entry(nullptr, 10, 0, 0, &n, &level, &key, &klen, &child),
+            LSM_CORRUPT);
+  const StoredPage& hdr = run.pages.at(0);
+  EXPECT_EQ(lsm_fence_entry(hdr.content.data(), hdr.content.size(), 1, 0,
+                            nullptr, &level, &key, &klen, &child),
+            LSM_INVALID);
+  for (int iter = 0; iter < 20000; iter++) {
+    const StoredPage& base =
+        run.pages.at(iter % 3 == 0 ? 0 : run.hdr.ndata_pages + 1 +
+                                             rng() % (run.hdr.npages -
+                                                      run.hdr.ndata_pages - 1));
+    std::vector<uint8_t> p = base.content;
+    for (int f = 0; f < 1 + static_cast<int>(rng() % 6); f++) {
+      size_t bit = rng() % (p.size() * 8);
+      p[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    }
+    if (rng() % 4 == 0) p.resize(rng() % (p.size() + 1));
+    LsmStatus st = lsm_fence_entry(p.data(), p.size(), base.kind == LSM_PAGE_HEADER,
+                                   rng() % 64, &n, &level, &key, &klen, &child);
+    ASSERT_TRUE(st == LSM_OK || st == LSM_END || st == LSM_CORRUPT) << st;
+    if (st == LSM_OK) {
+      ASSERT_GE(key, p.data());
+      ASSERT_LE(key + klen, p.data() + p.size());
+    }
+  }
+}
