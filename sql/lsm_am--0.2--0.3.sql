@@ -32,3 +32,11 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'lsm_maintenance_stats'
 LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.maintenance_stats(regclass) IS 'flushes, compactions, write stalls, WAL and space amplification (file pages / live pages) of an lsm index (stall and WAL counters since the server started)';
+
+-- Verification and page inspection (issue 15).
+CREATE FUNCTION lsm_am.verify(index regclass, heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lsm_verify'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION lsm_am.verify(regclass, boolean) IS 'check an lsm index (metapage, page ownership, every page, key order, fences, bloom filters, log and memtables; with heapallindexed every heap tuple has its entry); ERROR index_corrupted on the first problem, nothing if sound';
+REVOKE EXECUTE ON FUNCTION lsm_am.verify(regclass, boolean) FROM PUBLIC;

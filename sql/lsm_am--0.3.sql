@@ -326,3 +326,15 @@ CREATE OPERATOR CLASS lsm_am.bytea_ops
         OPERATOR 4 pg_catalog.>=,
         OPERATOR 5 pg_catalog.>,
         FUNCTION 1 pg_catalog.byteacmp(bytea, bytea);
+
+-- ------------------------------------------------------------------------
+-- Verification and page inspection (issue 15).  As amcheck and
+-- pageinspect: verify is for superusers unless granted; the inspection
+-- functions check for a superuser themselves as well.
+-- ------------------------------------------------------------------------
+CREATE FUNCTION lsm_am.verify(index regclass, heapallindexed boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lsm_verify'
+LANGUAGE C STRICT PARALLEL RESTRICTED;
+COMMENT ON FUNCTION lsm_am.verify(regclass, boolean) IS 'check an lsm index (metapage, page ownership, every page, key order, fences, bloom filters, log and memtables; with heapallindexed every heap tuple has its entry); ERROR index_corrupted on the first problem, nothing if sound';
+REVOKE EXECUTE ON FUNCTION lsm_am.verify(regclass, boolean) FROM PUBLIC;
