@@ -73,4 +73,7 @@ extern void lsmcostestimate(PlannerInfo *root, IndexPath *path,
 /* lsmvalidate.c */
 extern bool lsmvalidate(Oid opclassoid);
 
+/* lsmfuncs.c: an entry as text, "(v1, v2)" or hex (index_info, page_items) */
+extern text *LsmKeyToText(Relation index, BlockNumber blkno, const uint8 *key, int len);
+
 #endif							/* LSM_AM_H */

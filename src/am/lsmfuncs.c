@@ -155,7 +155,7 @@ lsm_compact(PG_FUNCTION_ARGS)
 
 /* A key as text: "(v1, v2)" from the output functions of decodable columns,
  * the hex of the whole entry otherwise.  blkno: the page it was read from. */
-static text *
+text *
 LsmKeyToText(Relation index, BlockNumber blkno, const uint8 *key, int len)
 {
 	const LsmKeyDesc *desc = &LsmGetRelCache(index)->desc;
