@@ -335,7 +335,7 @@ CREATE OPERATOR CLASS lsm_am.bytea_ops
 CREATE FUNCTION lsm_am.verify(index regclass, heapallindexed boolean DEFAULT false)
 RETURNS void
 AS 'MODULE_PATHNAME', 'lsm_verify'
-LANGUAGE C STRICT PARALLEL RESTRICTED;
+LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.verify(regclass, boolean) IS 'check an lsm index (metapage, page ownership, every page, key order, fences, bloom filters, log and memtables; with heapallindexed every heap tuple has its entry); ERROR index_corrupted on the first problem, nothing if sound';
 REVOKE EXECUTE ON FUNCTION lsm_am.verify(regclass, boolean) FROM PUBLIC;
 
@@ -358,7 +358,7 @@ CREATE FUNCTION lsm_am.metapage(index regclass,
     OUT leaked_pages bigint)
 RETURNS record
 AS 'MODULE_PATHNAME', 'lsm_inspect_metapage'
-LANGUAGE C STRICT PARALLEL RESTRICTED;
+LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.metapage(regclass) IS 'the metapage of an lsm index as stored (superuser)';
 REVOKE EXECUTE ON FUNCTION lsm_am.metapage(regclass) FROM PUBLIC;
 
@@ -377,7 +377,7 @@ CREATE FUNCTION lsm_am.manifest(index regclass,
     OUT largest_key text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'lsm_inspect_manifest'
-LANGUAGE C STRICT PARALLEL RESTRICTED;
+LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.manifest(regclass) IS 'what owns the pages of an lsm index, as the metapage says: runs, log chains, free and reserved extents (superuser)';
 REVOKE EXECUTE ON FUNCTION lsm_am.manifest(regclass) FROM PUBLIC;
 
@@ -398,7 +398,7 @@ CREATE FUNCTION lsm_am.page_header(index regclass, blkno bigint,
     OUT valid boolean)
 RETURNS record
 AS 'MODULE_PATHNAME', 'lsm_inspect_page_header'
-LANGUAGE C STRICT PARALLEL RESTRICTED;
+LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.page_header(regclass, bigint) IS 'one page of an lsm index: kind, owner, LSN, flags, items (superuser)';
 REVOKE EXECUTE ON FUNCTION lsm_am.page_header(regclass, bigint) FROM PUBLIC;
 
@@ -409,6 +409,6 @@ CREATE FUNCTION lsm_am.page_items(index regclass, blkno bigint,
     OUT child bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'lsm_inspect_page_items'
-LANGUAGE C STRICT PARALLEL RESTRICTED;
+LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.page_items(regclass, bigint) IS 'the entries of a data or log page, the separators of a run header or fence page, decoded (superuser)';
 REVOKE EXECUTE ON FUNCTION lsm_am.page_items(regclass, bigint) FROM PUBLIC;

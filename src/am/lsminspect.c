@@ -49,6 +49,8 @@ LsmInspectOpen(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
+	/* this backend's own entries of the index are on its pages first */
+	LsmPushPending(index);
 	return index;
 }
 

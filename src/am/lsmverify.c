@@ -51,6 +51,7 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -590,6 +591,12 @@ lsm_verify(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("could not open the table of index \"%s\"",
 						RelationGetRelationName(index))));
+	/* EXECUTE is granted like amcheck's; errors show keys: SELECT too */
+	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for index \"%s\"", RelationGetRelationName(index)),
+				 errhint("Verifying an lsm index requires SELECT on its table.")));
 	if (RELATION_IS_OTHER_TEMP(index))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
