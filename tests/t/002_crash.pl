@@ -106,6 +106,8 @@ sub check_pages
 		is($out, '0|0', "$what: check_index($idx) finds no leaked page")
 		  or diag($err);
 		unlike($err, qr/belong to nothing/, "$what: check_index($idx) reports no unowned block");
+		($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.verify('$idx', true)");
+		is("$ret$out$err", '0', "$what: verify($idx, true) finds $idx sound and complete");
 	}
 }
 

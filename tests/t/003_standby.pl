@@ -150,6 +150,8 @@ sub check_step
 			my ($ret, $out, $err) = $node->psql('postgres',
 				"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
 			is("$out$err", '0|0', "step $step ($what): check_index($idx) on the $name finds no leaked page");
+			($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.verify('$idx', true)");
+			is("$ret$out$err", '0', "step $step ($what): verify($idx, true) on the $name finds it sound and complete");
 		}
 	}
 }

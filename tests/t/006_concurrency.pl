@@ -143,6 +143,8 @@ WHERE btrim(a.smallest_key, '()')::int8 <= btrim(b.largest_key, '()')::int8
 my ($ret, $out, $err) = $node->psql('postgres',
 	"SELECT leaked_pages, dropped_pages, reserved_pages FROM lsm_am.check_index('t_k')");
 is("$out$err", '0|0|0', 'check_index: every page accounted for, none leaked');
+($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.verify('t_k', true)");
+is("$ret$out$err", '0', 'verify(t_k, true): sound and complete after the concurrent run');
 
 $node->stop;
 done_testing();

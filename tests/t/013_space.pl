@@ -49,6 +49,8 @@ sub pages
 	is($total, 1 + $log + $run + $free + $resv + $unused,
 		"$what: every page of $idx is the metapage, log, run, free, reserved or unused");
 	is($unused, 0, "$what: no page of $idx beyond its accounted end") unless $opt{unused_ok};
+	my ($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.verify('$idx', true)");
+	is("$ret$out$err", '0', "$what: verify($idx, true) finds $idx sound and complete");
 	return ($total, 1 + $log + $run, $unused);
 }
 

@@ -58,6 +58,12 @@ sub follows
 	                 unused_pages, leaked_pages + dropped_pages FROM lsm_am.check_index('gm_k')");
 	is($leaked, 0, "$what: no leaked page");
 	is($total, 1 + $log + $run + $free + $resv + $unused, "$what: every page accounted for");
+	for my $node ($primary, $standby)
+	{
+		my $name = $node == $primary ? 'primary' : 'standby';
+		my ($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.verify('gm_k', true)");
+		is("$ret$out$err", '0', "$what: verify(gm_k, true) on the $name finds it sound and complete");
+	}
 	return ($total, 1 + $log + $run);
 }
 
@@ -125,6 +131,8 @@ is($standby->safe_psql('postgres', "$F_INDEX $Q"),
 is($standby->safe_psql('postgres',
 		"SELECT leaked_pages + dropped_pages + unused_pages FROM lsm_am.check_index('gm_k')"),
 	0, 'promoted standby: every page accounted for');
+is($standby->safe_psql('postgres', "SELECT lsm_am.verify('gm_k', true)"), '',
+	'promoted standby: verify(gm_k, true) finds it sound and complete');
 
 ok(!$standby->log_contains(qr/inconsistent page|PANIC|TRAP:/),
 	'no inconsistent page (wal_consistency_checking) and no crash on the standby');
