@@ -245,7 +245,6 @@ lsm_inspect_manifest(PG_FUNCTION_ARGS)
 	{
 		LsmLogChain ch = c < (int) nimm ? m->imm[c] : m->active;
 		BlockNumber nblocks = RelationGetNumberOfBlocks(index);
-		BlockNumber *blocks;
 
 		LSM_ROW(c < (int) nimm ? "immutable log" : "log");
 		LSM_SET(1, Int64GetDatum(ch.epoch));
@@ -253,8 +252,24 @@ lsm_inspect_manifest(PG_FUNCTION_ARGS)
 			LSM_SET(3, Int64GetDatum(ch.head));
 		if (!BlockNumberIsValid(ch.head))
 			LSM_SET(4, Int64GetDatum(0));
-		else if (ch.head < nblocks)
-			LSM_SET(4, Int64GetDatum(LsmCollectChain(index, ch.epoch, ch.head, &blocks)));
+		else
+		{
+			/* follow the chain while its pages are its own, at most nblocks */
+			BlockNumber blk = ch.head;
+			int64		n = 0;
+
+			while (blk < nblocks && n < (int64) nblocks)
+			{
+				Page		p = LsmInspectRead(index, blk);
+
+				if (!LsmInspectSane(p) || !LsmIsLogPageOf(p, ch.epoch))
+					break;
+				n++;
+				blk = LsmInspectOpaque(p)->next;
+				pfree(p);
+			}
+			LSM_SET(4, Int64GetDatum(n));
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	for (uint32 i = 0; i < nfree; i++)

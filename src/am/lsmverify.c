@@ -41,9 +41,11 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/pg_class.h"
@@ -208,7 +210,7 @@ LsmVerifyDataPage(LsmVerifyRun *rs, uint32 rel, const uint8 *lo, size_t lolen,
 	int			len;
 	size_t		n;
 
-	if (rel != rs->next_data)
+	if (rel != rs->next_data || rel > rs->hdr.ndata_pages)
 		LsmReportCorruption(index, blk,
 							"The fence tree of run %u reaches data page %u where page %u was due.",
 							rs->ref->run_id, rel, rs->next_data);
