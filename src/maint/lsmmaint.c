@@ -367,6 +367,22 @@ LsmMaintainStop(Relation index, void *arg)
 	return user && user->fn(index, user->arg);
 }
 
+/*
+ * The arena is short and this index's active memtable is among the largest
+ * (LsmArenaRelieve): make it immutable, so that the flush below gives its
+ * chunks back.  REQUIRES: no slot lock.
+ */
+static void
+LsmSwitchForArena(Relation index)
+{
+	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+
+	pg_atomic_fetch_and_u32(&slot->pending, ~LSM_WORK_SWITCH);
+	if (slot->mt.nentries > 0 && slot->nimm < LSM_MAX_IMM)
+		LsmSwitchMemtable(index, slot);
+	LsmSlotRelease(index, slot);
+}
+
 bool
 LsmMaintain(Relation index, const LsmStop *stop)
 {
@@ -386,6 +402,8 @@ LsmMaintain(Relation index, const LsmStop *stop)
 	 */
 	queued = pg_atomic_read_u32(&slot->queued);
 	pg_memory_barrier();
+	if ((pg_atomic_read_u32(&slot->pending) & LSM_WORK_SWITCH) != 0)
+		LsmSwitchForArena(index);
 
 	for (int round = 0; round < 1000 && !stopped; round++)
 	{
