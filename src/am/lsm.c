@@ -12,6 +12,7 @@
 #include "utils/guc.h"
 
 #include "am/lsm_am.h"
+#include "lsmfault.h"
 
 
 PG_MODULE_MAGIC;
@@ -68,6 +69,7 @@ void
 _PG_init(void)
 {
 	LsmOptionsInit(process_shared_preload_libraries_in_progress);
+	LsmFaultDefineGuc();
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 

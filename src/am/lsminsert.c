@@ -48,12 +48,19 @@
 #include "pgstat.h"
 #include "utils/timestamp.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "utils/memutils.h"
 
 #include "am/lsm_am.h"
 
-/* Would adding a key of len bytes need a chunk beyond the memtable's size? */
+/*
+ * Would adding a key of len bytes need a chunk beyond the memtable's size?
+ * The arena is a write buffer shared by every index (RocksDB's write buffer
+ * manager): a memtable is full at its memtable_size, and also, when the
+ * arena runs short (LsmArenaShort), at its second chunk: it turns
+ * immutable and is flushed, giving its chunks back to the other indexes.
+ */
 static bool
 LsmMemtableFull(Relation index, LsmSlot *slot, int len)
 {
@@ -61,8 +68,11 @@ LsmMemtableFull(Relation index, LsmSlot *slot, int len)
 	bool		need_chunk = !(slot->mt.cur_chunk != 0 &&
 							   slot->mt.chunk_used + (uint32) len + 64 <= LSM_CHUNK_SIZE);
 
-	return need_chunk && slot->mt.nentries > 0 &&
-		lsm_memtable_memory(lsm_shared->arena, &slot->mt) + LSM_CHUNK_SIZE > limit;
+	if (!need_chunk || slot->mt.nentries == 0)
+		return false;
+	if (slot->mt.nchunks >= 2 && LsmArenaShort())
+		return true;
+	return lsm_memtable_memory(lsm_shared->arena, &slot->mt) + LSM_CHUNK_SIZE > limit;
 }
 
 /*
@@ -122,6 +132,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 {
 	TimestampTz stall_start = 0;
 	bool		counted = false;
+	bool		arena_short = false;
 	bool		self_serve = false;
 	int			slowdown = 0;
 	uint32		l0 = 0;
@@ -130,6 +141,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 	{
 		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 		bool		stall = false;
+		bool		arena_wait = false;
 		int			first = *done;	/* first entry not yet logged */
 		int			i;
 		int64		wal0 = pgWalUsage.wal_bytes;
@@ -149,8 +161,9 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			{
 				if (slot->mt.nentries == 0 && slot->nimm == 0)
 				{
-					LsmSlotRelease(index, slot);
-					LsmMemtableOutOfMemory(index);
+					/* other indexes' memtables hold the arena: wait for room */
+					stall = arena_wait = true;
+					break;
 				}
 				if (slot->mt.nentries == 0 || slot->nimm >= LSM_MAX_IMM)
 				{
@@ -193,6 +206,27 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 				counted = true;
 				stall_start = GetCurrentTimestamp();
 			}
+			if (arena_wait)
+			{
+				Oid			dbid;
+
+				if (TimestampDifferenceExceeds(stall_start, GetCurrentTimestamp(),
+											   LSM_ARENA_WAIT_MS))
+				{
+					LsmSlotRelease(index, slot);
+					LsmMemtableOutOfMemory(index);
+				}
+				/* ask the largest memtable elsewhere to be flushed; wait */
+				dbid = LsmArenaRelieve(slot);
+				LsmSlotRelease(index, slot);
+				if (OidIsValid(dbid))
+					LsmWakeWorkers(dbid);
+				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 10, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+				CHECK_FOR_INTERRUPTS();
+				continue;
+			}
 			LsmPendingSet(slot, slot->nimm > 0 ? LSM_WORK_FLUSH : LSM_WORK_COMPACT);
 			l0_runs = slot->l0_runs;
 			LsmSlotRelease(index, slot);
@@ -227,7 +261,17 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		self_serve = slot->nimm > 0 &&
 			(LsmIndexNewInXact(index) || !LsmWorkersAvailable(MyDatabaseId));
 		l0 = slot->l0_runs;
+		arena_short = LsmArenaShort();
 		LsmSlotRelease(index, slot);
+	}
+
+	/* the arena nears full: the largest memtable anywhere goes (a hint) */
+	if (arena_short)
+	{
+		Oid			dbid = LsmArenaRelieve(NULL);
+
+		if (OidIsValid(dbid))
+			LsmWakeWorkers(dbid);
 	}
 
 	if (slowdown > 0)

@@ -27,6 +27,7 @@
 
 #include "am/lsm_am.h"
 #include "lsmowner.h"
+#include "lsmfault.h"
 
 typedef struct LsmVacState
 {
@@ -133,6 +134,8 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 			}
 			live += nkeep;
 			UnlockReleaseBuffer(buf);
+			if (nkeep < n && !*rewrite)
+				LSM_FAULT(LSM_FAULT_VACUUM_REWRITE);
 			if (lsm_flush_delay_ms > 0)
 				pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
 		}

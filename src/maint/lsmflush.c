@@ -19,6 +19,7 @@
 #include "utils/rel.h"
 
 #include "maint/lsmmaint_int.h"
+#include "lsmfault.h"
 
 static int
 LsmSlotNo(LsmSlot *slot)
@@ -44,6 +45,7 @@ void
 LsmSwitchMemtable(Relation index, LsmSlot *slot)
 {
 	LsmLogStartChain(index, slot);
+	LSM_FAULT(LSM_FAULT_MEMTABLE_SWITCH);
 	LsmQueueWork(slot, LSM_WORK_FLUSH);
 }
 
@@ -154,6 +156,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 				else
 					LsmRunWriterAbandon(&w);
 				nchain = LsmCollectChain(index, im.epoch, im.head, &chain);
+				LSM_FAULT(LSM_FAULT_FLUSH_BEFORE_PUBLISH);
 				go = true;
 			}
 		}
@@ -216,6 +219,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 	if (!LsmIsWorker())
 		slot->self_flushes++;
 	LWLockRelease(LsmSlotLock(slotno));
+	LSM_FAULT(LSM_FAULT_FLUSH_AFTER_PUBLISH);
 	if (LsmIsWorker())
 		pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_COMPACT);	/* our own LsmMaintain goes on */
 	else

@@ -35,6 +35,7 @@
 #include "utils/rel.h"
 
 #include "maint/lsmmaint_int.h"
+#include "lsmfault.h"
 
 #define LSM_FLUSH_LOCK_BLK		0
 #define LSM_COMPACT_LOCK_BLK	1
@@ -241,8 +242,10 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 			pfree(pick);
 			return false;
 		}
+		LSM_FAULT(LSM_FAULT_COMPACTION_BEFORE_PUBLISH);
 		LsmPublishCompaction(index, inputs, pick->ninputs, out.runs, out.nruns,
 							 0, false);
+		LSM_FAULT(LSM_FAULT_COMPACTION_AFTER_PUBLISH);
 	}
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 	slot->wal_compact += pgWalUsage.wal_bytes - wal0;
@@ -295,8 +298,12 @@ LsmCompactFull(Relation index)
 		}
 		PG_END_TRY();
 		if (merged)
+		{
+			LSM_FAULT(LSM_FAULT_COMPACTION_BEFORE_PUBLISH);
 			LsmPublishCompaction(index, meta->runs, meta->nruns, out.runs, out.nruns,
 								 0, false);
+			LSM_FAULT(LSM_FAULT_COMPACTION_AFTER_PUBLISH);
+		}
 	}
 	LsmShrinkRelocating(index);
 	LsmCompactUnlock(index);
@@ -336,6 +343,7 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 	if (!LsmMergeRuns(index, ref, 1, ref->level, NULL, dead, dead_state, removed, &out))
 		elog(ERROR, "lsm_am: rewriting run %u of index \"%s\" was interrupted",
 			 ref->run_id, RelationGetRelationName(index));
+	LSM_FAULT(LSM_FAULT_VACUUM_REWRITE);
 	LsmPublishCompaction(index, ref, 1, out.runs, out.nruns, 0, false);
 	return out.nruns > 0 ? out.runs[0].nentries : 0;
 }
@@ -359,6 +367,22 @@ LsmMaintainStop(Relation index, void *arg)
 	return user && user->fn(index, user->arg);
 }
 
+/*
+ * The arena is short and this index's active memtable is among the largest
+ * (LsmArenaRelieve): make it immutable, so that the flush below gives its
+ * chunks back.  REQUIRES: no slot lock.
+ */
+static void
+LsmSwitchForArena(Relation index)
+{
+	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
+
+	pg_atomic_fetch_and_u32(&slot->pending, ~LSM_WORK_SWITCH);
+	if (slot->mt.nentries > 0 && slot->nimm < LSM_MAX_IMM)
+		LsmSwitchMemtable(index, slot);
+	LsmSlotRelease(index, slot);
+}
+
 bool
 LsmMaintain(Relation index, const LsmStop *stop)
 {
@@ -378,6 +402,8 @@ LsmMaintain(Relation index, const LsmStop *stop)
 	 */
 	queued = pg_atomic_read_u32(&slot->queued);
 	pg_memory_barrier();
+	if ((pg_atomic_read_u32(&slot->pending) & LSM_WORK_SWITCH) != 0)
+		LsmSwitchForArena(index);
 
 	for (int round = 0; round < 1000 && !stopped; round++)
 	{

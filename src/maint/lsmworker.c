@@ -83,6 +83,7 @@
 #include "utils/timestamp.h"
 
 #include "maint/lsmworker_int.h"
+#include "lsmfault.h"
 
 /* ------------------------------------------------------------------------
  * Worker
@@ -297,6 +298,7 @@ LsmWorkerMaintainIndex(LsmCandidate *c)
 				LsmStop		stop = {LsmWorkerStop, &reason};
 
 				LsmWorkerRememberName(index);
+				LSM_FAULT(LSM_FAULT_WORKER_JOB);
 				/* true: shrinking waits for the index to be free: back off */
 				if (LsmMaintain(index, &stop) && reason == LSM_WR_DONE)
 					reason = LSM_WR_LOCKED;

@@ -175,6 +175,8 @@ typedef struct LsmSlot
 #define LSM_WORK_FLUSH			0x01	/* an immutable memtable waits */
 #define LSM_WORK_COMPACT		0x02	/* the compaction picker may find work */
 #define LSM_WORK_SHRINK			0x04	/* free space to give back, the index was busy */
+#define LSM_WORK_SWITCH			0x08	/* the arena is short: switch the active
+										 * memtable and flush it (LsmArenaRelieve) */
 
 /*
  * Queue work on a slot (without waking anybody).  The counter goes first: a
@@ -213,6 +215,17 @@ extern void LsmSlotResetActive(LsmSlot *slot);
 extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 							   bool may_evict);
 extern void LsmMemtableFree(LsmMemtable *mt);
+/* the arena nearly full (a hint); ask the largest other memtable to go */
+extern bool LsmArenaShort(void);
+extern uint64 LsmArenaBytes(void);
+extern Oid	LsmArenaRelieve(LsmSlot *self);
+
+/*
+ * How long an insert waits for arena room that other indexes' memtables
+ * hold before it gives up (ERROR): memtables pinned by open scans cannot
+ * be flushed or evicted.
+ */
+#define LSM_ARENA_WAIT_MS			60000
 LSM_NORETURN extern void LsmMemtableOutOfMemory(Relation index);
 /* memtables of streaming scans: ids, pins, held[] (lsmpin.c) */
 extern void LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans);

@@ -274,41 +274,107 @@ LsmSlotAssign(Relation index, uint32 *generation)
 
 /*
  * Drop the memtable of some other idle slot to free arena chunks (never
- * waiting for another slot's lock).
+ * waiting for another slot's lock): the least recently used first, and if
+ * its lock is busy the next, up to LSM_EVICT_TRIES of them.  Its entries are
+ * in its log pages; its next user rebuilds it from there.
  */
+#define LSM_EVICT_TRIES 8
+
 static bool
 LsmEvictOne(LsmSlot *self)
 {
+	uint64		after = 0;		/* candidates tried so far were used up to this */
+
+	for (int attempt = 0; attempt < LSM_EVICT_TRIES; attempt++)
+	{
+		int			best = -1;
+		uint64		oldest = PG_UINT64_MAX;
+		LsmSlot    *b;
+
+		for (int i = 0; i < lsm_shared->nslots; i++)
+		{
+			LsmSlot    *s = &lsm_shared->slots[i];
+
+			if (s == self || s->pins > 0 || LsmSlotScanPinned(s) ||
+				pg_atomic_read_u32(&s->loader) != 0 ||
+				(s->mt.nchunks == 0 && s->nimm == 0) ||
+				(attempt > 0 && s->last_used <= after))
+				continue;
+			if (s->last_used < oldest)
+			{
+				oldest = s->last_used;
+				best = i;
+			}
+		}
+		if (best < 0)
+			return false;
+		after = oldest;
+		if (!LWLockConditionalAcquire(LsmSlotLock(best), LW_EXCLUSIVE))
+			continue;
+		b = &lsm_shared->slots[best];
+		if (b->pins > 0 || LsmSlotScanPinned(b) || pg_atomic_read_u32(&b->loader) != 0)
+		{
+			LWLockRelease(LsmSlotLock(best));
+			continue;
+		}
+		LsmSlotReset(b);
+		LWLockRelease(LsmSlotLock(best));
+		return true;
+	}
+	return false;
+}
+
+/* Bytes of the arena (lsm_am.memory, in whole chunks). */
+uint64
+LsmArenaBytes(void)
+{
+	return (uint64) LsmArenaChunks() * LSM_CHUNK_SIZE;
+}
+
+/*
+ * Is the arena short of chunks?  Fewer than an eighth of them (at least 2)
+ * free.  Read without the arena lock: a hint.
+ */
+bool
+LsmArenaShort(void)
+{
+	uint32		total = LsmArenaChunks();
+
+	return lsm_arena_free_chunks(lsm_shared->arena) < Max(2, total / 8);
+}
+
+/*
+ * The arena is short: ask for the largest active memtable of some other
+ * slot to be switched and flushed (LSM_WORK_SWITCH), as RocksDB's write
+ * buffer manager does.  Its workers find the request (the launcher looks at
+ * least every lsm_am.worker_naptime; the caller may wake them).  Returns the
+ * database of the slot asked, InvalidOid if none had a memtable to give or
+ * the largest was asked already.  Reads the other slots without their
+ * locks: a hint, which LsmMaintain checks under the lock.
+ */
+Oid
+LsmArenaRelieve(LsmSlot *self)
+{
 	int			best = -1;
-	uint64		oldest = PG_UINT64_MAX;
+	uint32		most = 0;
 
 	for (int i = 0; i < lsm_shared->nslots; i++)
 	{
 		LsmSlot    *s = &lsm_shared->slots[i];
 
-		if (s == self || s->pins > 0 || LsmSlotScanPinned(s) ||
-			pg_atomic_read_u32(&s->loader) != 0 ||
-			(s->mt.nchunks == 0 && s->nimm == 0))
+		if (s == self || !OidIsValid(s->dbid) || s->nimm >= LSM_MAX_IMM)
 			continue;
-		if (s->last_used < oldest)
+		if (s->mt.nchunks > most)
 		{
-			oldest = s->last_used;
+			most = s->mt.nchunks;
 			best = i;
 		}
 	}
-	if (best < 0)
-		return false;
-	if (!LWLockConditionalAcquire(LsmSlotLock(best), LW_EXCLUSIVE))
-		return false;
-	if (lsm_shared->slots[best].pins > 0 || LsmSlotScanPinned(&lsm_shared->slots[best]) ||
-		pg_atomic_read_u32(&lsm_shared->slots[best].loader) != 0)
-	{
-		LWLockRelease(LsmSlotLock(best));
-		return false;
-	}
-	LsmSlotReset(&lsm_shared->slots[best]);
-	LWLockRelease(LsmSlotLock(best));
-	return true;
+	if (best < 0 ||
+		(pg_atomic_read_u32(&lsm_shared->slots[best].pending) & LSM_WORK_SWITCH) != 0)
+		return InvalidOid;
+	LsmPendingSet(&lsm_shared->slots[best], LSM_WORK_SWITCH | LSM_WORK_FLUSH);
+	return lsm_shared->slots[best].dbid;
 }
 
 /*
@@ -353,7 +419,7 @@ LsmMemtableOutOfMemory(Relation index)
 			(errcode(ERRCODE_OUT_OF_MEMORY),
 			 errmsg("out of lsm_am shared memory for the memtable of index \"%s\"",
 					RelationGetRelationName(index)),
-			 errdetail("lsm_am.memory is %d MB.", lsm_memory_mb),
+			 errdetail("lsm_am.memory is %d MB, and no memtable could be flushed or evicted to make room (a memtable an open scan reads stays).", lsm_memory_mb),
 			 errhint("Raise lsm_am.memory (requires a restart) or lower the memtable_size of lsm indexes.")));
 }
 

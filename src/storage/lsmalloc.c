@@ -25,6 +25,7 @@
 #include "utils/snapmgr.h"
 
 #include "storage/lsm_storage.h"
+#include "lsmfault.h"
 
 /* ------------------------------------------------------------------------
  * Page allocation: the free list, reservations and the end of the index.
@@ -595,6 +596,7 @@ LsmTruncateTo(Relation index, BlockNumber nblocks, XLogRecPtr lsn, bool test_del
 		return 0;
 	if (RelationNeedsWAL(index))
 		XLogFlush(lsn);
+	LSM_FAULT(LSM_FAULT_TRUNCATE);
 	if (test_delay && lsm_flush_delay_ms > 0)
 		pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
 	RelationTruncate(index, nblocks);
@@ -651,7 +653,10 @@ LsmShrink(Relation index, BlockNumber *truncated)
 	LsmFreeSettle(copy, lsm_manifest_readers == 0);
 	if (memcmp(copy, m, sizeof(LsmMetaPageData)) != 0)
 	{
-		GenericXLogState *state = GenericXLogStart(index);
+		GenericXLogState *state;
+
+		LSM_FAULT(LSM_FAULT_RECYCLE);
+		state = GenericXLogStart(index);
 
 		m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		memcpy(m, copy, sizeof(LsmMetaPageData));

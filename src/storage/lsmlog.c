@@ -15,6 +15,7 @@
 #include "utils/rel.h"
 
 #include "storage/lsm_storage.h"
+#include "lsmfault.h"
 
 /* Write one entry into a log page's free space.  REQUIRES: it fits. */
 static void
@@ -111,6 +112,7 @@ LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
 			{
 				Page		p;
 
+				LSM_FAULT(LSM_FAULT_LOG_APPEND_BEFORE_WAL);
 				state = GenericXLogStart(index);
 				p = GenericXLogRegisterBuffer(state, tailbuf, 0);
 				i = LsmLogPagePutMany(p, ents, i, n);
@@ -118,6 +120,7 @@ LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
 				*logged = i;
 				slot->log_tail_off = ((PageHeader) tailpage)->pd_lower;
 				UnlockReleaseBuffer(tailbuf);
+				LSM_FAULT(LSM_FAULT_LOG_APPEND_AFTER_WAL);
 				continue;
 			}
 		}
@@ -139,6 +142,7 @@ LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
 		LsmEnsureBlocks(index, blk + 1);
 		newbuf = ReadBufferExtended(index, MAIN_FORKNUM, blk, RBM_ZERO_AND_LOCK, NULL);
 
+		LSM_FAULT(LSM_FAULT_LOG_APPEND_BEFORE_WAL);
 		state = GenericXLogStart(index);
 		m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
 		np = GenericXLogRegisterBuffer(state, newbuf, GENERIC_XLOG_FULL_IMAGE);
@@ -168,6 +172,7 @@ LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
 		UnlockReleaseBuffer(metabuf);
 		if (BufferIsValid(tailbuf))
 			UnlockReleaseBuffer(tailbuf);
+		LSM_FAULT(LSM_FAULT_LOG_APPEND_AFTER_WAL);
 	}
 }
 

@@ -30,6 +30,7 @@
 
 #include "storage/lsm_storage.h"
 #include "lsmowner.h"
+#include "lsmfault.h"
 
 /* Initialise an lsm page of the given kind. */
 void
@@ -197,6 +198,7 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 	if (w->delay && lsm_flush_delay_ms > 0)
 		pg_usleep(lsm_flush_delay_ms * 1000L);
 	/* every page of a flush, merge, rewrite or build: no LWLock is held here */
+	LSM_FAULT(w->which == LSM_RESV_FLUSH ? LSM_FAULT_FLUSH_PAGE : LSM_FAULT_COMPACTION_PAGE);
 	CHECK_FOR_INTERRUPTS();
 	if (w->stop && !w->stopped && w->stop->fn(w->index, w->stop->arg))
 		w->stopped = true;
@@ -348,6 +350,8 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 		ref->bloom_nblocks = info.bloom_nblocks;
 	}
 	LsmRunWriterAbandon(w);		/* the builder is done with */
+	if (w->which == LSM_RESV_FLUSH)
+		LSM_FAULT(LSM_FAULT_FLUSH_FILTER);	/* every page written, none logged */
 
 	if (RelationNeedsWAL(w->index))
 		log_newpage_range(w->index, MAIN_FORKNUM, w->start, w->start + ref->npages, true);

@@ -676,7 +676,8 @@ $max_stall_l0 = $smax if $smax > $max_stall_l0;
 my $s = mstats('t_stall_k');
 note "stall phase: $nsamples samples, max L0 $max_stall_l0, $nover samples above 10; " . fmt_stats($s);
 note 'inserted rows: ' . sql('SELECT count(*) - 20000 FROM t_stall');
-cmp_ok($nsamples, '>', 200, 'level 0 was sampled every 20 ms');
+# every 20 ms on a quiet machine; a loaded one (CI) samples less often
+cmp_ok($nsamples, '>', 100, "level 0 was sampled often ($nsamples samples in $STALL_SECONDS s)");
 cmp_ok($max_stall_l0, '<=', 10,
 	"level 0 never held more than l0_stop_trigger = 10 runs (max $max_stall_l0)");
 cmp_ok($s->{stops} + $s->{slowdowns}, '>', 0,
@@ -729,9 +730,9 @@ my $dbpid = wait_worker_busy('mergedb', 't_db_k', '');
 isnt($dbpid, '', "DROP DATABASE: a worker is merging in mergedb (pid $dbpid)");
 timed_ddl('postgres', 'DROP DATABASE mergedb', 'DROP DATABASE');
 is(sql("SELECT count(*) FROM pg_database WHERE datname = 'mergedb'"), '0', 'mergedb is gone');
-sleep 3;    # the launcher must not keep trying to serve the dropped database
-is(sql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'lsm_am worker' AND (datname IS NULL OR datname = 'mergedb')"),
-	'0', 'no worker left for the dropped database');
+# the launcher must not keep trying to serve the dropped database
+ok(poll_for(30, "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'lsm_am worker' AND (datname IS NULL OR datname = 'mergedb')"),
+	'no worker left for the dropped database (within 30 s)');
 my $droplog = log_since($dbpos);
 unlike($droplog, qr/lsm_am background maintenance|PANIC|TRAP/, 'DROP DATABASE: no worker error');
 my $fatal = () = $droplog =~ /FATAL/g;
@@ -789,10 +790,10 @@ $node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity W
   or die 'the worker did not exit';
 set_system('lsm_am.flush_delay_ms' => 0);
 # the interrupted compaction is done again by a worker, without help
-my $redone = poll_for(30, qq{
+my $redone = poll_for(90, qq{
 	SELECT compactions > $before->{compactions} AND coalesce((runs_per_level)[1], 0) < 4
 	FROM lsm_am.maintenance_stats('t_kill_k')});
-ok($redone, 'a worker redoes the interrupted compaction by itself within 30 s')
+ok($redone, 'a worker redoes the interrupted compaction by itself within 90 s')
   or diag 'maintenance_stats: ' . fmt_stats(mstats('t_kill_k'));
 wait_merges('t_kill_k', 'after killing a worker');
 my $after = mstats('t_kill_k');

@@ -1,0 +1,276 @@
+# 021_faults.pl — the crash matrix: every lsm_am fault point (src/lsmfault.h),
+# as an immediate PANIC (the server restarts and recovers) and as an ERROR
+# (the operation fails, the session goes on), at several passes through the
+# point (issue 16, items 1 and 2).
+#
+# Each case arms one point in a writer session (SET lsm_am.fault), runs a
+# workload that passes every point several times (inserts that switch and
+# flush memtables, lsm_am.flush(), deletes, VACUUM's in-place rewrites,
+# lsm_am.compact() with its relocation, recycling and truncation), checks
+# that the fault fired, waits for the server when it crashed, and then
+# checks the index against a btree on a twin table that every transaction
+# writes alike: index, bitmap and index-only scans (plans asserted) give
+# the btree's answers, and check_index finds no leaked or dropped page.  The
+# next case's workload shows the index accepts writes, flushes and
+# compactions after the last one.  Workers are off (lsm_am.max_workers = 0)
+# so the session itself flushes and compacts and passes the points; a last
+# part arms points in workers (ALTER SYSTEM) with them on.  From half-way a
+# streaming standby follows and must answer like the primary after each case.
+#
+# LSM_FAULT_PANIC_PASSES (default 8) and LSM_FAULT_ERROR_PASSES (default 2):
+# the passes at which each point fires, 1..N; the defaults make over 100
+# crashes.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmPlan;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $PANIC_PASSES = $ENV{LSM_FAULT_PANIC_PASSES} // 8;
+my $ERROR_PASSES = $ENV{LSM_FAULT_ERROR_PASSES} // 2;
+
+# the session's points, and the worker's (last part)
+my @POINTS = qw(log_append_before_wal log_append_after_wal memtable_switch
+  flush_page flush_filter flush_before_publish flush_after_publish
+  compaction_page compaction_before_publish compaction_after_publish
+  recycle truncate vacuum_rewrite);
+
+my $node = PostgreSQL::Test::Cluster->new('primary');
+$node->init(allows_streaming => 1);
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'lsm_am'
+lsm_am.max_workers = 0
+restart_after_crash = on
+autovacuum = off
+log_min_messages = warning
+});
+$node->start;
+
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+
+sql(q{
+CREATE EXTENSION lsm_am;
+CREATE TABLE f (k bigint);
+CREATE TABLE g (k bigint);
+CREATE INDEX f_k ON f USING lsm (k) WITH (memtable_size = 64, compaction = 'leveled', l0_compaction_trigger = 2);
+CREATE INDEX g_k ON g (k);
+});
+
+my $standby;
+my $round = 0;
+
+# One round of the workload: every point is passed several times.
+sub workload
+{
+	my ($fault) = @_;
+	my $ins = "WITH i AS (INSERT INTO f SELECT (random() * 1e7)::int8 FROM generate_series(1, 3000) RETURNING k) INSERT INTO g SELECT k FROM i;";
+	my $m = $round % 5;
+	$round++;
+	return join("\n",
+		"SET lsm_am.fault = '$fault';",
+		$ins, $ins, "SELECT lsm_am.flush('f_k');",
+		$ins, "SELECT lsm_am.flush('f_k');",
+		"BEGIN; DELETE FROM f WHERE k % 5 = $m; DELETE FROM g WHERE k % 5 = $m; COMMIT;",
+		'VACUUM f;',
+		"SELECT lsm_am.compact('f_k');",
+		$ins, $ins, "SELECT lsm_am.flush('f_k');",
+		"BEGIN; DELETE FROM f WHERE k % 7 = $m; DELETE FROM g WHERE k % 7 = $m; COMMIT;",
+		'VACUUM f;',
+		"SELECT lsm_am.compact('f_k');",
+		$ins, "SELECT lsm_am.flush('f_k');",
+		"SELECT lsm_am.compact('f_k');",
+		# level-0 compactions (l0_compaction_trigger = 2)
+		($ins, "SELECT lsm_am.flush('f_k');") x 4, '');
+}
+
+# The index answers like the btree twin, on the primary and the standby.
+sub agree
+{
+	my ($what) = @_;
+	my $q = 'SELECT count(*), coalesce(sum(k), 0), min(k), max(k) FROM %s WHERE k >= %d AND k < %d';
+	my @ranges = ([0, 20_000_000], [2_000_000, 2_100_000], [5_000_000, 5_000_500]);
+	my $ok = 1;
+	for my $r (@ranges)
+	{
+		my $want = sql(sprintf($q, 'g', @$r));
+		for my $scan (['SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;', qr/Index Scan using f_k/, 'index scan'],
+			['SET enable_seqscan = off; SET enable_indexscan = off;', qr/Bitmap Index Scan on f_k/, 'bitmap scan'],
+			['SET enable_seqscan = off; SET enable_bitmapscan = off;', qr/Index Only Scan using f_k/, 'index-only scan'])
+		{
+			my $got = query_planned($node, 'postgres', $scan->[0], sprintf($q, 'f', @$r),
+				$scan->[1], "$what: $scan->[2] of [$r->[0], $r->[1])");
+			$ok &&= is($got, $want, "$what: $scan->[2] of [$r->[0], $r->[1]) answers like the btree");
+		}
+	}
+	my ($leaked, $dropped) = split /\|/,
+	  sql("SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('f_k')");
+	is("$leaked|$dropped", '0|0', "$what: check_index: no leaked or dropped page");
+	if ($standby)
+	{
+		$node->wait_for_catchup($standby, 'replay');
+		my $r = $ranges[0];
+		my $want = sql(sprintf($q, 'g', @$r));
+		my $s = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
+		like($standby->safe_psql('postgres', "$s EXPLAIN (COSTS OFF) " . sprintf($q, 'f', @$r)),
+			qr/Index Scan using f_k/, "$what: the standby's plan is an index scan");
+		is($standby->safe_psql('postgres', "$s " . sprintf($q, 'f', @$r)), $want,
+			"$what: the standby answers like the primary's btree");
+	}
+	return $ok;
+}
+
+# Wait for a restarted server (up to 3 minutes).
+sub wait_up
+{
+	my ($what) = @_;
+	for (1 .. 360)
+	{
+		my $ret = $node->psql('postgres', 'SELECT 1');
+		return 1 if $ret == 0;
+		select(undef, undef, undef, 0.5);
+	}
+	BAIL_OUT("$what: the server did not come back");
+}
+
+my $crashes = 0;
+
+sub run_case
+{
+	my ($point, $kind, $n) = @_;
+	my $what = "$point:$kind:$n";
+	my $logpos = -s $node->logfile;
+	my ($ret, $out, $err) = $node->psql('postgres', workload($what), on_error_stop => 0);
+	my $log = slurp_file($node->logfile, $logpos);
+	if ($kind eq 'panic')
+	{
+		like($log, qr/PANIC:  lsm_am: fault point "$point" fired/, "$what: fired (PANIC)");
+		wait_up($what);
+		$crashes++ if $log =~ /PANIC:  lsm_am: fault point/;
+	}
+	else
+	{
+		like($err, qr/ERROR:  lsm_am: fault point "$point" fired/, "$what: fired (ERROR)");
+		unlike($log, qr/PANIC|TRAP|terminated by signal/, "$what: no crash");
+	}
+	agree($what);
+}
+
+my @cases;
+for my $point (@POINTS)
+{
+	push @cases, [$point, 'error', $_] for 1 .. $ERROR_PASSES;
+	push @cases, [$point, 'panic', $_] for 1 .. $PANIC_PASSES;
+}
+my $half = int(@cases / 2);
+for my $i (0 .. $#cases)
+{
+	if ($i == $half)
+	{
+		# a standby follows from here on, across the primary's crashes
+		$node->backup('half');
+		$standby = PostgreSQL::Test::Cluster->new('standby');
+		$standby->init_from_backup($node, 'half', has_streaming => 1);
+		$standby->start;
+		agree('standby attached');
+	}
+	run_case(@{ $cases[$i] });
+}
+note "$crashes crashes";
+cmp_ok($crashes, '>=', $PANIC_PASSES * @POINTS, "every PANIC case crashed the server ($crashes)");
+
+# ------------------------------------------------------------ worker faults
+# Workers on; a point armed for everyone (ALTER SYSTEM): a worker's ERROR
+# leaves the job for the next worker, a worker's PANIC restarts the server
+# (restart_after_crash off for it: the setting would arm the restarted
+# workers again, so the test disarms it while the server is down).
+$node->append_conf('postgresql.conf', "lsm_am.max_workers = 2\n");
+$node->restart;
+wait_up('workers on');
+
+sub worker_case
+{
+	my ($point, $kind) = @_;
+	my $what = "worker $point:$kind";
+	my $logpos = -s $node->logfile;
+	sql("ALTER SYSTEM SET lsm_am.fault = '$point:$kind:1'");
+	sql('ALTER SYSTEM SET restart_after_crash = off') if $kind eq 'panic';
+	sql('SELECT pg_reload_conf()');
+	# inserts that fill memtables: the workers flush and compact them
+	my $ins = "WITH i AS (INSERT INTO f SELECT (random() * 1e7)::int8 FROM generate_series(1, 3000) RETURNING k) INSERT INTO g SELECT k FROM i";
+	my $fired = 0;
+	for (1 .. 120)
+	{
+		$node->psql('postgres', $ins);
+		my $log = slurp_file($node->logfile, $logpos);
+		if ($log =~ /(ERROR|PANIC):  lsm_am: fault point "$point" fired/)
+		{
+			$fired = 1;
+			last;
+		}
+		select(undef, undef, undef, 0.25);
+	}
+	ok($fired, "$what: fired in a worker");
+	if ($kind eq 'panic')
+	{
+		# the postmaster exits (restart_after_crash = off): disarm, start
+		for (1 .. 120)
+		{
+			last if !-f $node->data_dir . '/postmaster.pid';
+			select(undef, undef, undef, 0.5);
+		}
+		ok(!-f $node->data_dir . '/postmaster.pid', "$what: the server stopped");
+		my $auto = $node->data_dir . '/postgresql.auto.conf';
+		my $conf = slurp_file($auto);
+		$conf =~ s/^lsm_am\.fault = .*\n//m;
+		$conf =~ s/^restart_after_crash = .*\n//m;
+		open(my $fh, '>', $auto) or die "$auto: $!";
+		print $fh $conf;
+		close $fh;
+		$node->_update_pid(0);
+		$node->start;
+		$crashes++;
+	}
+	else
+	{
+		sql('ALTER SYSTEM RESET lsm_am.fault');
+		sql('SELECT pg_reload_conf()');
+	}
+	wait_up($what);
+	is(sql("SELECT lsm_am.wait_for_merges('f_k', '2 minutes')"), 't',
+		"$what: the workers finish the work after the fault");
+	agree($what);
+}
+
+worker_case('worker_job', 'error');
+worker_case('flush_page', 'error');
+worker_case('compaction_before_publish', 'error');
+worker_case('worker_job', 'panic');
+worker_case('flush_before_publish', 'panic');
+worker_case('compaction_page', 'panic');
+
+# afterwards: writes, a flush and a compaction, no fault armed
+sql("WITH i AS (INSERT INTO f SELECT (random() * 1e7)::int8 FROM generate_series(1, 3000) RETURNING k) INSERT INTO g SELECT k FROM i");
+my ($fret, $fout, $ferr) = $node->psql('postgres', "SELECT lsm_am.flush('f_k'); SELECT lsm_am.compact('f_k')");
+is($fret, 0, 'after every fault the index flushes and compacts') or diag $ferr;
+agree('the end');
+is(sql("SELECT count(*) FROM lsm_am.index_info('f_k')"), '1', 'compact() left one run');
+note "$crashes crashes in all";
+
+# a bad setting is refused with the names in the hint
+my ($ret, $out, $err) = $node->psql('postgres', "SET lsm_am.fault = 'nosuch:panic'");
+like($err, qr/invalid value for lsm_am\.fault.*no fault point of that name.*HINT:.*log_append_before_wal/s,
+	'an unknown fault point is refused, the hint names them');
+($ret, $out, $err) = $node->psql('postgres', "SET lsm_am.fault = 'truncate:explode'");
+like($err, qr/neither panic nor error/, 'an unknown kind is refused');
+($ret, $out, $err) = $node->psql('postgres', "SET lsm_am.fault = 'truncate:error:p1.5'");
+like($err, qr/probability/, 'a probability above 1 is refused');
+sql("CREATE ROLE plain LOGIN");
+($ret, $out, $err) = $node->psql('postgres', "SET ROLE plain; SET lsm_am.fault = 'truncate:error'");
+like($err, qr/permission denied to set parameter "lsm_am\.fault"/, 'only a superuser arms a fault');
+
+$standby->stop if $standby;
+$node->stop;
+done_testing();
