@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(87);
+SELECT plan(90);
 
 -- the DETAIL of the error a statement raises
 CREATE FUNCTION pg_temp.err_detail(q text) RETURNS text LANGUAGE plpgsql AS $f$
@@ -26,6 +26,11 @@ SELECT is(current_setting('lsm_am.max_indexes'), '64', 'lsm_am.max_indexes defau
 SELECT is(current_setting('lsm_am.memtable_size'), '4MB', 'lsm_am.memtable_size defaults to 4MB');
 SELECT is(current_setting('lsm_am.flush_delay_ms'), '0', 'lsm_am.flush_delay_ms (test hook) defaults to 0');
 SELECT is(current_setting('lsm_am.replay_delay_ms'), '0', 'lsm_am.replay_delay_ms (test hook) defaults to 0');
+SELECT is(current_setting('lsm_am.fault'), '', 'lsm_am.fault (test hook) defaults to empty: no fault point armed');
+SELECT throws_ok($$SET LOCAL lsm_am.fault = 'flush_page'$$, '22023', NULL,
+                 'lsm_am.fault without a kind is refused');
+SELECT lives_ok($$SET LOCAL lsm_am.fault = 'truncate:error:p0.5'$$,
+                'lsm_am.fault takes a point, a kind and a probability');
 SELECT is(current_setting('lsm_am.l0_compaction_trigger'), '4', 'lsm_am.l0_compaction_trigger defaults to 4');
 SELECT is(current_setting('lsm_am.l0_slowdown_trigger'), '20', 'lsm_am.l0_slowdown_trigger defaults to 20');
 SELECT is(current_setting('lsm_am.l0_stop_trigger'), '36', 'lsm_am.l0_stop_trigger defaults to 36');
@@ -39,7 +44,8 @@ SELECT results_eq(
     $$SELECT name::text COLLATE "default", context::text COLLATE "default", unit::text COLLATE "default",
              min_val::text COLLATE "default", max_val::text COLLATE "default", boot_val::text COLLATE "default"
       FROM pg_settings WHERE name LIKE 'lsm\_am.%' ORDER BY name$$,
-    $$VALUES ('lsm_am.flush_delay_ms', 'superuser', 'ms', '0', '10000', '0'),
+    $$VALUES ('lsm_am.fault', 'superuser', NULL, NULL, NULL, ''),
+             ('lsm_am.flush_delay_ms', 'superuser', 'ms', '0', '10000', '0'),
              ('lsm_am.l0_compaction_trigger', 'user', NULL, '1', '64', '4'),
              ('lsm_am.l0_slowdown_trigger', 'user', NULL, '1', '100', '20'),
              ('lsm_am.l0_stop_trigger', 'user', NULL, '1', '100', '36'),

@@ -122,13 +122,25 @@ sub agree
 	return $ok;
 }
 
-# Wait for a restarted server (up to 3 minutes).
+# Wait for a restarted server (up to 3 minutes).  With $logpos, first for
+# the postmaster to have reinitialized after the crash the log shows from
+# there: until then a new connection may still be let in, and killed.
 sub wait_up
 {
-	my ($what) = @_;
+	my ($what, $logpos) = @_;
+	if (defined $logpos)
+	{
+		for (1 .. 360)
+		{
+			last if slurp_file($node->logfile, $logpos) =~
+			  /all server processes terminated; reinitializing.*database system is ready to accept connections/s;
+			select(undef, undef, undef, 0.5);
+		}
+	}
 	for (1 .. 360)
 	{
-		my $ret = $node->psql('postgres', 'SELECT 1');
+		# (psql may exit before it reads its input: IPC::Run then dies)
+		my $ret = eval { $node->psql('postgres', 'SELECT 1') } // 1;
 		return 1 if $ret == 0;
 		select(undef, undef, undef, 0.5);
 	}
@@ -142,12 +154,14 @@ sub run_case
 	my ($point, $kind, $n) = @_;
 	my $what = "$point:$kind:$n";
 	my $logpos = -s $node->logfile;
-	my ($ret, $out, $err) = $node->psql('postgres', workload($what), on_error_stop => 0);
+	# (a crash may end psql before it read the whole script: IPC::Run dies)
+	my ($ret, $out, $err) = eval { $node->psql('postgres', workload($what), on_error_stop => 0) };
+	$err //= $@;
 	my $log = slurp_file($node->logfile, $logpos);
 	if ($kind eq 'panic')
 	{
 		like($log, qr/PANIC:  lsm_am: fault point "$point" fired/, "$what: fired (PANIC)");
-		wait_up($what);
+		wait_up($what, $logpos);
 		$crashes++ if $log =~ /PANIC:  lsm_am: fault point/;
 	}
 	else
@@ -203,7 +217,7 @@ sub worker_case
 	my $fired = 0;
 	for (1 .. 120)
 	{
-		$node->psql('postgres', $ins);
+		eval { $node->psql('postgres', $ins) };
 		my $log = slurp_file($node->logfile, $logpos);
 		if ($log =~ /(ERROR|PANIC):  lsm_am: fault point "$point" fired/)
 		{
