@@ -80,9 +80,11 @@ extern void LsmWakeWorkers(Oid dbid);
  * failed recently (max_worker_processes exhausted) and none runs for dbid:
  * the backend must then do the work itself. */
 extern bool LsmWorkersAvailable(Oid dbid);
-/* In an lsm worker: show "what" and the index in pg_stat_activity; no-op
- * in other processes. */
-extern void LsmWorkerReportActivity(const char *what, Relation index);
+/* In an lsm worker: show "lsm_am <what> of index <schema.name>: <detail>"
+ * (detail may be NULL) as the query of pg_stat_activity, or idle when what
+ * is NULL; no-op in other processes. */
+extern void LsmWorkerReportActivity(const char *what, Relation index,
+									const char *detail);
 extern bool LsmIsWorker(void);
 PGDLLEXPORT void lsm_launcher_main(Datum arg);
 PGDLLEXPORT void lsm_worker_main(Datum arg);

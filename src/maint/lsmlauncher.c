@@ -53,6 +53,7 @@ static uint32 launcher_handle_gen[LSM_WORKER_SLOTS];
 static LsmDbDemand *launcher_demand;
 static int	launcher_rr;		/* rotates which database goes first */
 static TimestampTz launcher_last_log;
+static uint32 wait_event_main = 0;
 
 static void
 LsmLauncherOnExit(int code, Datum arg)
@@ -371,7 +372,8 @@ lsm_launcher_main(Datum arg)
 		MemoryContextSwitchTo(old);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 lsm_worker_naptime_ms, PG_WAIT_EXTENSION);
+						 lsm_worker_naptime_ms,
+						 LsmWaitEventNamed("LsmLauncherMain", &wait_event_main));
 		ResetLatch(MyLatch);
 	}
 }
