@@ -55,6 +55,7 @@ COMMENT ON FUNCTION lsm_am.maintenance_progress() IS 'flushes, compactions, triv
 CREATE VIEW lsm_am.progress AS
     SELECT * FROM lsm_am.maintenance_progress();
 COMMENT ON VIEW lsm_am.progress IS 'maintenance jobs running on lsm indexes of the current database, with pages done of total';
+GRANT SELECT ON lsm_am.progress TO PUBLIC;
 
 CREATE FUNCTION lsm_am.index_summary(index regclass,
     OUT policy text,
@@ -90,6 +91,7 @@ CREATE VIEW lsm_am.indexes AS
     CROSS JOIN LATERAL lsm_am.index_summary(i.indexrelid) s
     WHERE a.amname = 'lsm' AND c.relkind = 'i';
 COMMENT ON VIEW lsm_am.indexes IS 'every lsm index of the current database whose table the caller may SELECT from: policy, memtable fill, runs per level, pages, pending and running work, last flush and compaction, stalls';
+GRANT SELECT ON lsm_am.indexes TO PUBLIC;
 
 CREATE FUNCTION lsm_am.table_indexes(tab regclass)
 RETURNS SETOF lsm_am.indexes

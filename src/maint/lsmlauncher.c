@@ -338,6 +338,10 @@ lsm_launcher_main(Datum arg)
 		proc_exit(0);			/* not preloaded: never registered, but be safe */
 
 	on_shmem_exit(LsmLauncherOnExit, (Datum) 0);
+	/* no database: only to be seen in pg_stat_activity (backend_type
+	 * "lsm_am launcher"); the launcher reads shared memory only */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_activity(STATE_IDLE, NULL);
 	SpinLockAcquire(&lsm_workers->mutex);
 	lsm_workers->launcher_pid = MyProcPid;
 	lsm_workers->launcher_latch = MyLatch;
