@@ -391,9 +391,10 @@ CREATE FUNCTION lsm_am.table_indexes(tab regclass)
 RETURNS SETOF lsm_am.indexes
 AS $$
     SELECT x.* FROM lsm_am.indexes x
-    WHERE x.relid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(tab) p)
+    WHERE x.relid OPERATOR(pg_catalog.=) tab
+       OR x.relid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(tab) p)
     ORDER BY x.schemaname, x.relname, x.indexrelname
-$$ LANGUAGE sql STABLE STRICT;
+$$ LANGUAGE sql VOLATILE STRICT;
 COMMENT ON FUNCTION lsm_am.table_indexes(regclass) IS 'the lsm_am.indexes rows of every lsm index on a table and, for a partitioned table, on each of its partitions';
 
 CREATE FUNCTION lsm_am.reset_stats(index regclass)

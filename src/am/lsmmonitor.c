@@ -123,6 +123,11 @@ LsmOpenForStats(Oid relid, bool strict)
 
 	if (index == NULL)
 		return NULL;
+	if (strict && index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index", RelationGetRelationName(index)),
+				 errhint("Call the function on the index of each partition, or use lsm_am.table_indexes() on the table.")));
 	if (index->rd_rel->relkind != RELKIND_INDEX || index->rd_indam == NULL ||
 		index->rd_indam->ambuild != lsmbuild)
 	{
@@ -139,6 +144,8 @@ LsmOpenForStats(Oid relid, bool strict)
 		relation_close(index, AccessShareLock);
 		return NULL;
 	}
+	/* this backend's own entries of the index are in it first */
+	LsmPushPending(index);
 	return index;
 }
 
