@@ -4,7 +4,8 @@
  * the core's picker (lsmmaint.c, lsmpolicy.c), moving runs down and
  * shrinking the file (lsmshrink.c), and the background launcher and
  * per-database workers that run them (lsmlauncher.c, lsmworker.c, their
- * shared table lsmworkertab.c).
+ * shared table lsmworkertab.c); how each job shows — progress entry, worker
+ * activity, lsm_am.log_maintenance line (lsmjob.c).
  *
  * It uses storage/ (run writer, merges, allocator, log), shmem/ and the core,
  * never the access method above it.  Backends reach it from the access

@@ -3,7 +3,10 @@
  * memtables live in, the map from an index to its slot, and the pins that
  * keep a memtable alive for streaming scans.
  *
- * What it owns.  One LsmShared in shared memory: nslots slots and the arena.
+ * What it owns.  One LsmShared in shared memory: nslots slots and the arena;
+ * and the progress entries of running maintenance jobs, one per PGPROC
+ * (lsmprogress.c: each written only by its process, under its spinlock, a
+ * leaf lock taken under any other).
  * A slot caches one index's memtables (the active one and up to LSM_MAX_IMM
  * immutable ones waiting for a flush), its maintenance requests (pending
  * bits) and its statistics.  A slot is only a cache of the index's log pages:
