@@ -121,7 +121,7 @@ sql(q{SELECT lsm_am.flush('t_k')});
 my $runs = sql(q{SELECT count(*) FROM lsm_am.index_info('t_k')});
 cmp_ok($runs, '>=', 2, "$runs runs to compact");
 my $compactor = $node->background_psql('postgres');
-$compactor->query_safe('SET lsm_am.flush_delay_ms = 200');
+$compactor->query_safe('SET lsm_am.flush_delay_ms = 500');
 my $cpid = $compactor->query_safe('SELECT pg_backend_pid()');
 $cpid =~ s/\s+//g;
 $compactor->query_until(qr/start/, q{\echo start
