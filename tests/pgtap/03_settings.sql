@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(90);
+SELECT plan(91);
 
 -- the DETAIL of the error a statement raises
 CREATE FUNCTION pg_temp.err_detail(q text) RETURNS text LANGUAGE plpgsql AS $f$
@@ -31,6 +31,7 @@ SELECT throws_ok($$SET LOCAL lsm_am.fault = 'flush_page'$$, '22023', NULL,
                  'lsm_am.fault without a kind is refused');
 SELECT lives_ok($$SET LOCAL lsm_am.fault = 'truncate:error:p0.5'$$,
                 'lsm_am.fault takes a point, a kind and a probability');
+SELECT is(current_setting('lsm_am.log_maintenance'), 'off', 'lsm_am.log_maintenance defaults to off');
 SELECT is(current_setting('lsm_am.l0_compaction_trigger'), '4', 'lsm_am.l0_compaction_trigger defaults to 4');
 SELECT is(current_setting('lsm_am.l0_slowdown_trigger'), '20', 'lsm_am.l0_slowdown_trigger defaults to 20');
 SELECT is(current_setting('lsm_am.l0_stop_trigger'), '36', 'lsm_am.l0_stop_trigger defaults to 36');
@@ -49,6 +50,7 @@ SELECT results_eq(
              ('lsm_am.l0_compaction_trigger', 'user', NULL, '1', '64', '4'),
              ('lsm_am.l0_slowdown_trigger', 'user', NULL, '1', '100', '20'),
              ('lsm_am.l0_stop_trigger', 'user', NULL, '1', '100', '36'),
+             ('lsm_am.log_maintenance', 'superuser', NULL, NULL, NULL, 'off'),
              ('lsm_am.max_indexes', 'postmaster', NULL, '1', '10000', '64'),
              ('lsm_am.max_workers', 'sighup', NULL, '0', '64', '2'),
              ('lsm_am.memory', 'postmaster', 'MB', '1', '4095', '64'),
