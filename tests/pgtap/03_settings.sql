@@ -31,6 +31,7 @@ SELECT throws_ok($$SET LOCAL lsm_am.fault = 'flush_page'$$, '22023', NULL,
                  'lsm_am.fault without a kind is refused');
 SELECT lives_ok($$SET LOCAL lsm_am.fault = 'truncate:error:p0.5'$$,
                 'lsm_am.fault takes a point, a kind and a probability');
+SET LOCAL lsm_am.fault = '';  -- disarmed again: the rest of the file must not meet it
 SELECT is(current_setting('lsm_am.log_maintenance'), 'off', 'lsm_am.log_maintenance defaults to off');
 SELECT is(current_setting('lsm_am.l0_compaction_trigger'), '4', 'lsm_am.l0_compaction_trigger defaults to 4');
 SELECT is(current_setting('lsm_am.l0_slowdown_trigger'), '20', 'lsm_am.l0_slowdown_trigger defaults to 20');
