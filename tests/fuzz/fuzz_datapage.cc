@@ -164,8 +164,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   PickBounds(data, size, keys, &lo, &has_lo, &hi, &has_hi);
   lsm_batch_clear(b);
   st = lsm_batch_add_datapage_range(
-      b, data, size, has_lo ? fuzz::Bytes(lo) : nullptr, lo.size(),
-      has_hi ? fuzz::Bytes(hi) : nullptr, hi.size());
+      b, data, size, has_lo ? fuzz::Bytes(lo) : nullptr, has_lo ? lo.size() : 0,
+      has_hi ? fuzz::Bytes(hi) : nullptr, has_hi ? hi.size() : 0);
   fuzz::CheckNoInternal(st);
   FUZZ_CHECK(st == LSM_OK || st == LSM_CORRUPT);
   if (check == LSM_OK) {

@@ -154,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const Key& k : expect)
       if (fuzz::Compare(k, lo) >= 0 && !fuzz::BeyondPrefix(k, hi)) want.push_back(k);
     FUZZ_CHECK(CopyAll(base, &mt, &lo, &hi) == want);
-    const size_t max = 1 + (h >> 40) % 7;
+    const size_t max = 1 + (h >> 40) % 64;
     FUZZ_CHECK(CopyChunks(base, &mt, false, max) == expect);
     FUZZ_CHECK(CopyChunks(base, &mt, true, max) == expect);
   }
