@@ -113,8 +113,13 @@ enlargeStringInfo(StringInfo str, int needed)
 	str->data = repalloc(str->data, str->maxlen);
 }
 
+#if PG_VERSION_NUM >= 160000
+void
+appendBinaryStringInfo(StringInfo str, const void *data, int datalen)
+#else
 void
 appendBinaryStringInfo(StringInfo str, const char *data, int datalen)
+#endif
 {
 	enlargeStringInfo(str, datalen);
 	memcpy(str->data + str->len, data, datalen);
@@ -175,7 +180,14 @@ LsmTypesCompatible(Oid coltype, Oid argtype)
 	return coltype == argtype;
 }
 
-#ifdef USE_ICU
+#if PG_VERSION_NUM >= 180000
+size_t
+pg_strnxfrm(char *dest, size_t destsize, const char *src, ssize_t srclen,
+			pg_locale_t locale)
+{
+	abort();
+}
+#elif defined(USE_ICU)
 int32_t
 icu_to_uchar(UChar **buff_uchar, const char *buff, size_t nbytes)
 {
