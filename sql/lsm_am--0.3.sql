@@ -327,6 +327,82 @@ CREATE OPERATOR CLASS lsm_am.bytea_ops
         OPERATOR 5 pg_catalog.>,
         FUNCTION 1 pg_catalog.byteacmp(bytea, bytea);
 
+-- Monitoring (issue 15): running maintenance jobs, one row per lsm index,
+-- counter reset.  The readers show an index only to roles that may SELECT
+-- from its table (or have pg_read_all_stats).
+CREATE FUNCTION lsm_am.maintenance_progress(
+    OUT pid integer,
+    OUT relid regclass,
+    OUT indexrelid regclass,
+    OUT kind text,
+    OUT input_runs integer,
+    OUT input_levels integer[],
+    OUT output_level integer,
+    OUT pages_done bigint,
+    OUT pages_total bigint,
+    OUT started_at timestamp with time zone)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lsm_maintenance_progress'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION lsm_am.maintenance_progress() IS 'flushes, compactions, trivial moves, run rewrites, relocations and VACUUM passes running on lsm indexes of the current database (rows only for tables the caller may SELECT from)';
+
+CREATE VIEW lsm_am.progress AS
+    SELECT * FROM lsm_am.maintenance_progress();
+COMMENT ON VIEW lsm_am.progress IS 'maintenance jobs running on lsm indexes of the current database, with pages done of total';
+GRANT SELECT ON lsm_am.progress TO PUBLIC;
+
+CREATE FUNCTION lsm_am.index_summary(index regclass,
+    OUT policy text,
+    OUT memtable_entries bigint,
+    OUT memtable_bytes bigint,
+    OUT memtable_fill double precision,
+    OUT immutable_memtables integer,
+    OUT runs_per_level integer[],
+    OUT live_pages bigint,
+    OUT total_pages bigint,
+    OUT pending boolean,
+    OUT running text,
+    OUT flushes bigint,
+    OUT compactions bigint,
+    OUT last_flush timestamp with time zone,
+    OUT last_compaction timestamp with time zone,
+    OUT slowdowns bigint,
+    OUT stops bigint,
+    OUT stall_ms double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lsm_index_summary'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION lsm_am.index_summary(regclass) IS 'the lsm_am.indexes row of one lsm index (no row unless the caller may SELECT from its table); never loads the memtable';
+
+CREATE VIEW lsm_am.indexes AS
+    SELECT n.nspname AS schemaname, t.relname AS relname, c.relname AS indexrelname,
+           i.indrelid::regclass AS relid, i.indexrelid::regclass AS indexrelid, s.*
+    FROM pg_catalog.pg_index i
+    JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid
+    JOIN pg_catalog.pg_class t ON t.oid = i.indrelid
+    JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    JOIN pg_catalog.pg_am a ON a.oid = c.relam
+    CROSS JOIN LATERAL lsm_am.index_summary(i.indexrelid) s
+    WHERE a.amname = 'lsm' AND c.relkind = 'i';
+COMMENT ON VIEW lsm_am.indexes IS 'every lsm index of the current database whose table the caller may SELECT from: policy, memtable fill, runs per level, pages, pending and running work, last flush and compaction, stalls';
+GRANT SELECT ON lsm_am.indexes TO PUBLIC;
+
+CREATE FUNCTION lsm_am.table_indexes(tab regclass)
+RETURNS SETOF lsm_am.indexes
+AS $$
+    SELECT x.* FROM lsm_am.indexes x
+    WHERE x.relid OPERATOR(pg_catalog.=) tab
+       OR x.relid IN (SELECT p.relid FROM pg_catalog.pg_partition_tree(tab) p)
+    ORDER BY x.schemaname, x.relname, x.indexrelname
+$$ LANGUAGE sql VOLATILE STRICT;
+COMMENT ON FUNCTION lsm_am.table_indexes(regclass) IS 'the lsm_am.indexes rows of every lsm index on a table and, for a partitioned table, on each of its partitions';
+
+CREATE FUNCTION lsm_am.reset_stats(index regclass)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lsm_reset_stats'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION lsm_am.reset_stats(regclass) IS 'zero the counters an lsm index keeps in shared memory: stalls, backend flushes, WAL bytes, lookups (index owner only)';
+
 -- ------------------------------------------------------------------------
 -- Verification and page inspection (issue 15).  As amcheck and
 -- pageinspect: verify is for superusers unless granted; the inspection

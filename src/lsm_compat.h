@@ -230,4 +230,31 @@ LsmWaitEventSlotLoad(void)
 #endif
 }
 
+/* This backend's PGPROC number (an index below MaxBackends for every
+ * backend and background worker). */
+#if PG_VERSION_NUM >= 170000
+#define LsmMyProcNumber()		((int) MyProcNumber)
+#else
+#define LsmMyProcNumber()		(MyProc != NULL ? MyProc->pgprocno : -1)
+#endif
+
+/*
+ * The wait event of a background worker with nothing to do: "name" where
+ * extensions may name their wait events (PostgreSQL 17 and later), the
+ * generic "Extension" on 15 and 16.  *cache: the caller's static.
+ */
+static inline uint32
+LsmWaitEventNamed(const char *name, uint32 *cache)
+{
+#if PG_VERSION_NUM >= 170000
+	if (*cache == 0)
+		*cache = WaitEventExtensionNew(name);
+	return *cache;
+#else
+	(void) name;
+	(void) cache;
+	return PG_WAIT_EXTENSION;
+#endif
+}
+
 #endif							/* LSM_COMPAT_H */

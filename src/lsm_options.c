@@ -23,6 +23,7 @@ int			lsm_l0_stop_trigger = 36;
 int			lsm_max_workers = 2;
 int			lsm_worker_naptime_ms = 1000;
 int			lsm_worker_idle_timeout_ms = 10000;
+bool		lsm_log_maintenance = false;
 
 static relopt_enum_elt_def lsm_compaction_values[] = {
 	{"leveled", LSM_POLICY_LEVELED},
@@ -63,6 +64,11 @@ LsmOptionsInit(bool preload)
 							"For crash tests only.",
 							&lsm_flush_delay_ms, 0, 0, 10000,
 							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomBoolVariable("lsm_am.log_maintenance",
+							 "Logs every flush, compaction, trivial move, run rewrite and relocation of an lsm index.",
+							 "One LOG line each, with the index, its input and output runs (levels, entries, pages), the WAL written and the duration, in the spirit of log_autovacuum_min_duration.",
+							 &lsm_log_maintenance, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.replay_delay_ms",
 							"Test hook: sleep this long before replaying each log page into a memtable (after a restart, an eviction, on a standby).",
 							"For tests of cancelling a long replay only.",

@@ -55,6 +55,7 @@ extern int	lsm_l0_stop_trigger;		/* insert: backpressure, wait */
 extern int	lsm_max_workers;		/* maint: background workers */
 extern int	lsm_worker_naptime_ms;
 extern int	lsm_worker_idle_timeout_ms;
+extern bool lsm_log_maintenance;	/* maint: a LOG line per flush, compaction */
 
 #define LSM_WORKER_SLOTS		64		/* maximum of lsm_am.max_workers */
 

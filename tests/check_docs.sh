@@ -7,7 +7,11 @@
 # Functions table; in its row, the identifiers in backticks of the second
 # cell must be exactly its OUT columns (argument names may appear too), so
 # a column renamed in SQL, or a documented column that does not exist,
-# fails.  Prints what it checked; exits 1 on a mismatch.
+# fails.  Views of the lsm_am schema likewise: each has a row starting
+# `lsm_am.VIEW` (view) whose backticked identifiers are its columns; the
+# columns a view takes from a function by `*` may instead be left to that
+# function's row, which the view's row must name as `lsm_am.function(...)`.
+# Prints what it checked; exits 1 on a mismatch.
 #
 #   bash tests/check_docs.sh
 set -euo pipefail
@@ -75,6 +79,57 @@ for my $f (sort keys %out)
 		$bad++;
 	}
 }
-printf "docs: %d functions, %d columns checked against %s\n", scalar(keys %out), $cols, $script;
+# views: CREATE VIEW lsm_am.v AS SELECT <list> FROM ...
+my %vrow;
+for my $line (split /\n/, $section)
+{
+	next unless $line =~ /^\|\s*`lsm_am\.(\w+)`\s*\(view\)/;
+	my $v = $1;
+	my (undef, undef, $cell) = split /\|/, $line, 4;
+	$vrow{$v} = $cell;
+}
+my $nviews = 0;
+while ($sql =~ /CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+lsm_am\.(\w+)\s+AS\s+SELECT\s+(.*?)\s+FROM\s+(.*?);/gsi)
+{
+	my ($v, $list, $from) = ($1, $2, $3);
+	$nviews++;
+	unless (defined $vrow{$v})
+	{
+		print "docs: view lsm_am.$v has no row in README'"'"'s Functions table\n";
+		$bad++;
+		next;
+	}
+	my %doc = map { $_ => 1 } ($vrow{$v} =~ /`([a-z_][a-z0-9_]*)`/g);
+	my @own;
+	my @expanded;
+	for my $item (split /,/, $list)
+	{
+		$item =~ s/^\s+|\s+$//g;
+		if ($item =~ /^(?:\w+\.)?\*$/) { push @expanded, ($from =~ /lsm_am\.(\w+)\(/g); }
+		elsif ($item =~ /(?:AS\s+)?"?(\w+)"?$/i) { push @own, $1; }
+	}
+	for my $c (@own)
+	{
+		$cols++;
+		next if delete $doc{$c};
+		print "docs: README does not name column $c of view lsm_am.$v\n";
+		$bad++;
+	}
+	for my $f (@expanded)
+	{
+		if ($vrow{$v} !~ /`lsm_am\.$f\(/)
+		{
+			print "docs: the row of view lsm_am.$v does not name lsm_am.$f(), whose columns it has\n";
+			$bad++;
+		}
+		delete $doc{$_} for @{ $out{$f} || [] };
+	}
+	for my $c (sort keys %doc)
+	{
+		print "docs: README names a column $c that view lsm_am.$v does not have\n";
+		$bad++;
+	}
+}
+printf "docs: %d functions, %d views, %d columns checked against %s\n", scalar(keys %out), $nviews, $cols, $script;
 exit($bad ? 1 : 0);
 ' "$script" "$repo/README.md"

@@ -81,6 +81,7 @@ LSM_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
 	libtap-parser-sourcehandler-pgtap-perl libipc-run-perl
 	libxxhash-dev libgtest-dev g++ make locales
+	clang-14 libclang-rt-14-dev
 )
 
 # The libc locale the collation error test refuses (any non-C libc locale).
@@ -158,7 +159,7 @@ make_scratch_dir() {
 copy_tests_to() {
 	local dest=$1
 	tar -C "$LSM_REPO" -cf - --exclude=.git --exclude='*.o' --exclude='*.so' \
-		--exclude='*.bc' --exclude=tmp_check --exclude=regress_out --exclude=tests/unit/build \
+		--exclude='*.bc' --exclude=tmp_check --exclude=regress_out --exclude=tests/unit/build --exclude=tests/fuzz/build \
 		sql expected tests bench 2>/dev/null | tar -C "$dest" -xf -
 	chown -R "$PG_USER:" "$dest"
 }

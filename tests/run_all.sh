@@ -13,9 +13,12 @@
 #   LSM_PG=15,18                               # the same as --pg (CI sets it)
 #   LSM_DIFF_SEED=N                            # seed of tap/004_differential
 #   LSM_TAP_TIMEOUT=900                        # seconds before a TAP file is killed
+#   LSM_FUZZ_SECONDS=20                        # seconds per fuzz target (unit stage)
 #
 # Stages: unit (tests/check_layers.sh, tests/check_docs.sh, then GoogleTest, `make -C tests/unit
-# check`), regress (pg_regress,
+# check`, the same under ASan+UBSan, `make -C tests/unit check SANITIZE=1`, and
+# the libFuzzer targets, tests/fuzz/run.sh, LSM_FUZZ_SECONDS=20 per target; with
+# --pg 15,18 these two run with the first version only), regress (pg_regress,
 # sql/*.sql against expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap
 # (prove, tests/t/*.pl with PostgreSQL::Test::Cluster).  Servers run as the
 # postgres user from a scratch copy in a temporary directory on private
@@ -80,7 +83,10 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 		lsm_log "==================== PostgreSQL $v ===================="
 		t0=$SECONDS
 		out=$(mktemp)
-		bash "$LSM_REPO/tests/run_all.sh" --pg "$v" "${CHILD_ARGS[@]}" 2>&1 | tee "$out"
+		# the sanitizer build and the fuzzers test the core and the key codec,
+		# the same for every server version: the first version's run has them
+		LSM_UNIT_ONCE_DONE=$([ "$v" = "${VERSIONS[0]}" ] && echo 0 || echo 1) \
+			bash "$LSM_REPO/tests/run_all.sh" --pg "$v" "${CHILD_ARGS[@]}" 2>&1 | tee "$out"
 		rc=${PIPESTATUS[0]}
 		last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
 		rm -f "$out"
@@ -202,7 +208,7 @@ copy_tests_to "$SRC"
 
 # ---------------------------------------------------------------- unit
 run_unit() {
-	local start=$SECONDS log=$SCRATCH/unit.log rc
+	local start=$SECONDS log=$SCRATCH/unit.log rc t0
 	# The floors of the C shim point down (includes, and calls when built).
 	lsm_log "unit: tests/check_layers.sh"
 	if bash "$LSM_REPO/tests/check_layers.sh"; then
@@ -234,6 +240,34 @@ run_unit() {
 			record fail "unit (make -C tests/unit check exited $rc)"
 		fi
 	fi
+	if [ "${LSM_UNIT_ONCE_DONE:-0}" = 1 ]; then
+		lsm_log "unit: ASan+UBSan and the fuzzers ran with the first PostgreSQL version"
+		TIMINGS+=("unit     $((SECONDS - start))s")
+		return
+	fi
+	# The same tests under ASan + UBSan (a second build, tests/unit/build/sanitize).
+	lsm_log "unit: make -C tests/unit check SANITIZE=1"
+	t0=$SECONDS
+	if make -C "$LSM_REPO/tests/unit" -j2 check SANITIZE=1 PG_CONFIG="$PG_CONFIG" >"$SCRATCH/unit-asan.log" 2>&1; then
+		grep -E '^\[(  PASSED  |  FAILED  )\]' "$SCRATCH/unit-asan.log"
+		record ok unit/asan
+	else
+		echo "---- unit tests under ASan+UBSan (tail) ----"
+		tail -n 80 "$SCRATCH/unit-asan.log"
+		record fail "unit/asan (make -C tests/unit check SANITIZE=1: a test failed or a sanitizer report)"
+	fi
+	TIMINGS+=("unit/asan $((SECONDS - t0))s")
+	# The decoders of disk bytes under libFuzzer, LSM_FUZZ_SECONDS (20) per target.
+	lsm_log "unit: tests/fuzz/run.sh (${LSM_FUZZ_SECONDS:-20}s per target)"
+	t0=$SECONDS
+	if bash "$LSM_REPO/tests/fuzz/run.sh" >"$SCRATCH/fuzz.log" 2>&1; then
+		sed -n '/^==> fuzz summary/,$p' "$SCRATCH/fuzz.log"
+		record ok unit/fuzz
+	else
+		grep -vE '^==> fuzz: [a-z]+ for' "$SCRATCH/fuzz.log" | tail -n 80
+		record fail "unit/fuzz (tests/fuzz/run.sh: a crash or a contract violation, reproducer above)"
+	fi
+	TIMINGS+=("unit/fuzz $((SECONDS - t0))s")
 	TIMINGS+=("unit     $((SECONDS - start))s")
 }
 

@@ -40,6 +40,7 @@ typedef struct LsmModule
 
 static const LsmModule lsm_modules[] = {
 	{"memtable slots and arena (shmem/)", NULL, LsmShmemRequest, LsmShmemStartup},
+	{"progress of maintenance jobs (shmem/)", NULL, LsmProgressShmemRequest, LsmProgressShmemInit},
 	{"background workers (maint/)", LsmWorkerInit, LsmWorkerShmemRequest, LsmWorkerShmemInit},
 	{"insert batching (am/)", LsmInsertInit, NULL, NULL},
 };

@@ -2,7 +2,8 @@
  * lsm_am.h — the access-method floor, the top of the C shim: the handler and
  * module start-up (lsm.c), the index AM callbacks — build, insert, scan,
  * vacuum, cost, validate — and the SQL functions of schema lsm_am
- * (lsmfuncs.c).  Settings are lsm_options.h, under every floor.
+ * (lsmfuncs.c; the monitoring ones, behind lsm_am.progress and
+ * lsm_am.indexes, in lsmmonitor.c).  Settings are lsm_options.h, under every floor.
  *
  * Nothing includes this header but the files of src/am/.  It may use every
  * floor below: maint/ (switches, flushes, compactions, workers), storage/,

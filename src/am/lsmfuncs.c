@@ -242,6 +242,8 @@ lsm_index_info(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(lsm_wait_for_merges);
 
+static uint32 wait_event_merges = 0;
+
 /*
  * lsm_am.wait_for_merges(regclass, interval): wait until no flush or
  * compaction of the index is pending or running; true, or false when the
@@ -293,7 +295,7 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 		{
 			LsmWakeWorkers(MyDatabaseId);
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-							 20, PG_WAIT_EXTENSION);
+							 20, LsmWaitEventNamed("LsmWaitForMerges", &wait_event_merges));
 			ResetLatch(MyLatch);
 		}
 		CHECK_FOR_INTERRUPTS();

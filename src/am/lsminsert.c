@@ -54,6 +54,8 @@
 
 #include "am/lsm_am.h"
 
+static uint32 wait_event_stall = 0;	/* "LsmInsertStall" (lsm_compat.h) */
+
 /*
  * Would adding a key of len bytes need a chunk beyond the memtable's size?
  * The arena is a write buffer shared by every index (RocksDB's write buffer
@@ -237,7 +239,9 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			/* work ourselves if no worker does; else (or if the locks are
 			 * busy) wait for a flush or compaction to end */
 			if (!serve || !LsmSelfServe(index, l0_runs))
-				(void) ConditionVariableTimedSleep(&slot->cv, 10, PG_WAIT_EXTENSION);
+				(void) ConditionVariableTimedSleep(&slot->cv, 10,
+												   LsmWaitEventNamed("LsmInsertStall",
+																	 &wait_event_stall));
 			CHECK_FOR_INTERRUPTS();
 			continue;
 		}

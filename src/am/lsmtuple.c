@@ -192,15 +192,26 @@ LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
 				{
 					int64		x = (int64) (LsmLoadBE64(v) ^ (UINT64CONST(1) << 63));
 
+					/* out of the type's range: the general path refuses it */
 					if (col->typid == INT2OID)
+					{
+						if (x < PG_INT16_MIN || x > PG_INT16_MAX)
+							return NULL;
 						store_att_byval(dst, Int16GetDatum((int16) x), 2);
+					}
 					else if (col->typid == INT4OID)
+					{
+						if (x < PG_INT32_MIN || x > PG_INT32_MAX)
+							return NULL;
 						store_att_byval(dst, Int32GetDatum((int32) x), 4);
+					}
 					else
 						store_att_byval(dst, Int64GetDatum(x), 8);
 					break;
 				}
 			case LSM_ENC_BOOL:
+				if (v[0] > 1)
+					return NULL;	/* not a bool: the general path refuses it */
 				store_att_byval(dst, BoolGetDatum(v[0] != 0), 1);
 				break;
 			case LSM_ENC_DATE:

@@ -134,12 +134,16 @@ LsmVacuumRun(Relation index, const LsmRunRef *ref, LsmVacState *vs,
 			}
 			live += nkeep;
 			UnlockReleaseBuffer(buf);
+			LsmProgressPages(1);
 			if (nkeep < n && !*rewrite)
 				LSM_FAULT(LSM_FAULT_VACUUM_REWRITE);
 			if (lsm_flush_delay_ms > 0)
 				pg_usleep(lsm_flush_delay_ms * 1000L);	/* crash tests */
 		}
 	}
+	/* lsm_am.progress counts the header, fence and filter pages as done */
+	if (ref->npages > hdr.ndata_pages)
+		LsmProgressPages(ref->npages - hdr.ndata_pages);
 	LsmCoreOwnerRelease(own);
 	pfree(content);
 	pfree(keep);
@@ -195,6 +199,18 @@ lsmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	/* 2. runs (the manifest cannot change: we hold the maintenance lock) */
 	LsmReadMeta(index, &meta, &runs);
 	live = palloc(sizeof(uint64) * Max(meta.nruns, 1));
+	{
+		uint32		levels = 0;
+		int64		pages = 0;
+
+		for (int i = 0; i < (int) meta.nruns; i++)
+		{
+			levels |= (uint32) 1 << Min(runs[i].level, 31);
+			pages += runs[i].npages;
+		}
+		/* lsm_am.progress: pages are the runs' pages (data pages visited) */
+		LsmProgressBegin(index, LSM_JOB_VACUUM, (int) meta.nruns, levels, -1, pages);
+	}
 	for (int i = 0; i < (int) meta.nruns; i++)
 	{
 		bool		rewrite = false;
@@ -207,6 +223,7 @@ lsmbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 		total += live[i];
 	}
+	(void) LsmProgressEnd();
 
 	/* 3. live counts into the manifest */
 	metabuf = ReadBuffer(index, LSM_METAPAGE_BLKNO);

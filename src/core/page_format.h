@@ -80,7 +80,8 @@ static_assert(kMaxDataEntrySize + kDataPageHeaderSize <= kMinContentCap,
 // Data pages.
 
 // Checks a data page's header against its length: the entry and restart
-// counts; returns the restart array (it ends the content), or nullptr.
+// counts (and that an empty page has nothing after its header); returns the
+// restart array (it ends the content), or nullptr.
 inline const uint8_t* DataPageRestarts(const uint8_t* content, size_t len,
                                        size_t* nentries, size_t* nrestarts) {
   if (content == nullptr || len < kDataPageHeaderSize) return nullptr;
@@ -89,6 +90,9 @@ inline const uint8_t* DataPageRestarts(const uint8_t* content, size_t len,
   if (*nrestarts != (*nentries + kRestartInterval - 1) / kRestartInterval)
     return nullptr;
   if (len < kDataPageHeaderSize + 2 * *nrestarts) return nullptr;
+  // An empty page is its header alone (decoders that stop early, the range
+  // and lazy ones, would not see bytes after it).
+  if (*nrestarts == 0 && len != kDataPageHeaderSize) return nullptr;
   return content + len - 2 * *nrestarts;
 }
 

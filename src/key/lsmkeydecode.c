@@ -146,6 +146,31 @@ LsmScanSortKey(const uint8 *p, int len, uint8 x)
 }
 
 /*
+ * Is the value v (fixed-size encoding, bytes XORed with x) one the column's
+ * type can hold?  An int2 or int4 column stores an int64 encoding and a bool
+ * one byte: bytes no value of the type encodes to would decode to a wrong
+ * value (truncated), so they make the entry malformed.
+ */
+static bool
+LsmFixedValueValid(const LsmKeyColumn *col, const uint8 *v, uint8 x)
+{
+	if (col->enc == LSM_ENC_BOOL)
+		return (uint8) (v[0] ^ x) <= 1;
+	if (col->enc == LSM_ENC_INT && (col->typid == INT2OID || col->typid == INT4OID))
+	{
+		uint8		b[8];
+		int64		i;
+
+		for (int j = 0; j < 8; j++)
+			b[j] = v[j] ^ x;
+		i = LsmReadInt64(b);
+		return col->typid == INT2OID ? (i >= PG_INT16_MIN && i <= PG_INT16_MAX) :
+			(i >= PG_INT32_MIN && i <= PG_INT32_MAX);
+	}
+	return true;
+}
+
+/*
  * Length of column col's segment at p (at most len bytes), or -1 if it is
  * malformed.
  */
@@ -205,7 +230,9 @@ LsmSegmentLength(const LsmKeyColumn *col, const uint8 *p, int len)
 		default:
 			return -1;
 	}
-	return (vlen < fixed) ? -1 : fixed + 1;
+	if (vlen < fixed || !LsmFixedValueValid(col, v, x))
+		return -1;
+	return fixed + 1;
 }
 
 bool

@@ -4,7 +4,8 @@
  * the core's picker (lsmmaint.c, lsmpolicy.c), moving runs down and
  * shrinking the file (lsmshrink.c), and the background launcher and
  * per-database workers that run them (lsmlauncher.c, lsmworker.c, their
- * shared table lsmworkertab.c).
+ * shared table lsmworkertab.c); how each job shows — progress entry, worker
+ * activity, lsm_am.log_maintenance line (lsmjob.c).
  *
  * It uses storage/ (run writer, merges, allocator, log), shmem/ and the core,
  * never the access method above it.  Backends reach it from the access
@@ -80,9 +81,11 @@ extern void LsmWakeWorkers(Oid dbid);
  * failed recently (max_worker_processes exhausted) and none runs for dbid:
  * the backend must then do the work itself. */
 extern bool LsmWorkersAvailable(Oid dbid);
-/* In an lsm worker: show "what" and the index in pg_stat_activity; no-op
- * in other processes. */
-extern void LsmWorkerReportActivity(const char *what, Relation index);
+/* In an lsm worker: show "lsm_am <what> of index <schema.name>: <detail>"
+ * (detail may be NULL) as the query of pg_stat_activity, or idle when what
+ * is NULL; no-op in other processes. */
+extern void LsmWorkerReportActivity(const char *what, Relation index,
+									const char *detail);
 extern bool LsmIsWorker(void);
 PGDLLEXPORT void lsm_launcher_main(Datum arg);
 PGDLLEXPORT void lsm_worker_main(Datum arg);

@@ -119,6 +119,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 	GenericXLogState *state;
 	LsmMetaPageData *m;
 	bool		go = false;
+	LsmJob		job;
 
 	if (slot->nimm == 0)
 	{
@@ -139,7 +140,8 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 		/* a full manifest: compaction must make room first */
 		if (meta->nruns < LSM_MAX_RUNS)
 		{
-			LsmWorkerReportActivity("flushing", index);
+			LsmJobBegin(&job, index, LSM_JOB_FLUSH, NULL, 0, im.mt.nentries, 0,
+						LsmFlushEstimate(&im.mt));
 			LsmRunWriterBegin(&w, index, LSM_RESV_FLUSH, LsmFlushEstimate(&im.mt),
 							  im.mt.nentries, true);
 			w.stop = stop;
@@ -148,6 +150,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 			{
 				LsmRunWriterAbandon(&w);
 				LsmReserveCancel(index, LSM_RESV_FLUSH);
+				LsmJobStop(index);
 			}
 			else
 			{
@@ -216,6 +219,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 	}
 	slot->pins--;
 	slot->wal_flush += pgWalUsage.wal_bytes - wal0;
+	slot->last_flush_at = GetCurrentTimestamp();
 	if (!LsmIsWorker())
 		slot->self_flushes++;
 	LWLockRelease(LsmSlotLock(slotno));
@@ -225,6 +229,7 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 	else
 		LsmQueueWork(slot, LSM_WORK_COMPACT);	/* a worker may compact now */
 	ConditionVariableBroadcast(&slot->cv);
+	LsmJobEnd(&job, index, &ref, kept > 0 ? 1 : 0);
 	if (chain)
 		pfree(chain);
 	pfree(meta);

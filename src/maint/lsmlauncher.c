@@ -53,6 +53,7 @@ static uint32 launcher_handle_gen[LSM_WORKER_SLOTS];
 static LsmDbDemand *launcher_demand;
 static int	launcher_rr;		/* rotates which database goes first */
 static TimestampTz launcher_last_log;
+static uint32 wait_event_main = 0;
 
 static void
 LsmLauncherOnExit(int code, Datum arg)
@@ -337,6 +338,10 @@ lsm_launcher_main(Datum arg)
 		proc_exit(0);			/* not preloaded: never registered, but be safe */
 
 	on_shmem_exit(LsmLauncherOnExit, (Datum) 0);
+	/* no database: only to be seen in pg_stat_activity (backend_type
+	 * "lsm_am launcher"); the launcher reads shared memory only */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_activity(STATE_IDLE, NULL);
 	SpinLockAcquire(&lsm_workers->mutex);
 	lsm_workers->launcher_pid = MyProcPid;
 	lsm_workers->launcher_latch = MyLatch;
@@ -371,7 +376,8 @@ lsm_launcher_main(Datum arg)
 		MemoryContextSwitchTo(old);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 lsm_worker_naptime_ms, PG_WAIT_EXTENSION);
+						 lsm_worker_naptime_ms,
+						 LsmWaitEventNamed("LsmLauncherMain", &wait_event_main));
 		ResetLatch(MyLatch);
 	}
 }

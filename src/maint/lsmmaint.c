@@ -109,11 +109,13 @@ LsmWorkPendingGuts(Relation index)
 
 /* After a compaction: refresh the slot's view and wake stalled inserts. */
 static void
-LsmCompactionDone(Relation index, const LsmMetaPageData *m)
+LsmCompactionDone(Relation index, const LsmMetaPageData *m, bool compaction)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 
 	slot->l0_runs = LsmCountLevel0(m);
+	if (compaction)
+		slot->last_compaction_at = GetCurrentTimestamp();
 	LsmSlotRelease(index, slot);
 	ConditionVariableBroadcast(&slot->cv);
 }
@@ -195,7 +197,7 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 	memcpy(copy, m, sizeof(LsmMetaPageData));
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
-	LsmCompactionDone(index, copy);
+	LsmCompactionDone(index, copy, !relocated);
 	pfree(copy);
 }
 
@@ -212,7 +214,8 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 	LsmMergeOut out;
 	int64		wal0 = pgWalUsage.wal_bytes;
 	LsmSlot    *slot;
-	char		what[64];
+	LsmJob		job;
+	uint64		in_pages = 0;
 
 	LsmReadMeta(index, meta, NULL);
 	if (!LsmPickFor(index, meta, pick))
@@ -223,21 +226,31 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 	}
 	inputs = palloc(sizeof(LsmRunRef) * pick->ninputs);
 	for (uint32 i = 0; i < pick->ninputs; i++)
+	{
 		inputs[i] = meta->runs[pick->inputs[i]];
+		in_pages += inputs[i].npages;
+	}
 
 	if (pick->kind == LSM_PICK_MOVE)
+	{
+		LsmRunRef	moved = inputs[0];
+
+		LsmJobBegin(&job, index, LSM_JOB_MOVE, inputs, 1, 0, pick->output_level, 0);
 		LsmPublishCompaction(index, inputs, 1, NULL, 0, pick->output_level, false);
+		moved.level = pick->output_level;
+		LsmJobEnd(&job, index, &moved, 1);
+	}
 	else
 	{
-		snprintf(what, sizeof(what), "compacting %u runs into level %u of",
-				 pick->ninputs, pick->output_level);
-		LsmWorkerReportActivity(what, index);
+		LsmJobBegin(&job, index, LSM_JOB_COMPACTION, inputs, (int) pick->ninputs, 0,
+					pick->output_level, (int64) in_pages);
 		/* leveled: the output is cut into pieces (lsmpiece.c) */
 		out.piece_pages = LsmPiecePages(index, meta, pick->output_level);
 		out.max_pieces = LsmPieceLimit(meta, pick->ninputs);
 		if (!LsmMergeRuns(index, inputs, pick->ninputs, pick->output_level, stop,
 						  NULL, NULL, NULL, &out))
 		{
+			LsmJobStop(index);
 			pfree(meta);
 			pfree(pick);
 			return false;
@@ -245,6 +258,7 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 		LSM_FAULT(LSM_FAULT_COMPACTION_BEFORE_PUBLISH);
 		LsmPublishCompaction(index, inputs, pick->ninputs, out.runs, out.nruns,
 							 0, false);
+		LsmJobEnd(&job, index, out.runs, out.nruns);
 		LSM_FAULT(LSM_FAULT_COMPACTION_AFTER_PUBLISH);
 	}
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
@@ -269,6 +283,7 @@ LsmCompactFull(Relation index)
 	LsmMergeOut out = {0, 1, 0, NULL};	/* one run */
 	uint64		pages = 0;
 	uint32		level;
+	LsmJob		job;
 
 	LsmFlushLock(index);
 	LsmFlushAll(index, NULL, NULL, NULL);
@@ -280,12 +295,20 @@ LsmCompactFull(Relation index)
 		pages += meta->runs[i].npages;
 	level = LsmBuildLevel(index, pages);
 	if (meta->nruns == 1 && meta->runs[0].level != level)
+	{
+		LsmRunRef	moved = meta->runs[0];
+
+		LsmJobBegin(&job, index, LSM_JOB_MOVE, meta->runs, 1, 0, (int) level, 0);
 		LsmPublishCompaction(index, meta->runs, 1, NULL, 0, level, false);
+		moved.level = level;
+		LsmJobEnd(&job, index, &moved, 1);
+	}
 	else if (meta->nruns > 1 || (meta->nruns == 1 && meta->runs[0].level == 0))
 	{
 		bool		merged;
 
-		LsmWorkerReportActivity("compacting all runs of", index);
+		LsmJobBegin(&job, index, LSM_JOB_COMPACTION, meta->runs, (int) meta->nruns, 0,
+					(int) level, (int64) pages);
 		LsmReserveAtEnd(true);
 		PG_TRY();
 		{
@@ -302,8 +325,11 @@ LsmCompactFull(Relation index)
 			LSM_FAULT(LSM_FAULT_COMPACTION_BEFORE_PUBLISH);
 			LsmPublishCompaction(index, meta->runs, meta->nruns, out.runs, out.nruns,
 								 0, false);
+			LsmJobEnd(&job, index, out.runs, out.nruns);
 			LSM_FAULT(LSM_FAULT_COMPACTION_AFTER_PUBLISH);
 		}
+		else
+			LsmJobStop(index);
 	}
 	LsmShrinkRelocating(index);
 	LsmCompactUnlock(index);
@@ -339,12 +365,15 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
 			  void *dead_state, double *removed)
 {
 	LsmMergeOut out = {0, 1, 0, NULL};	/* one run */
+	LsmJob		job;
 
+	LsmJobBegin(&job, index, LSM_JOB_REWRITE, ref, 1, 0, ref->level, ref->npages);
 	if (!LsmMergeRuns(index, ref, 1, ref->level, NULL, dead, dead_state, removed, &out))
 		elog(ERROR, "lsm_am: rewriting run %u of index \"%s\" was interrupted",
 			 ref->run_id, RelationGetRelationName(index));
 	LSM_FAULT(LSM_FAULT_VACUUM_REWRITE);
 	LsmPublishCompaction(index, ref, 1, out.runs, out.nruns, 0, false);
+	LsmJobEnd(&job, index, out.runs, out.nruns);
 	return out.nruns > 0 ? out.runs[0].nentries : 0;
 }
 
@@ -440,7 +469,7 @@ LsmMaintain(Relation index, const LsmStop *stop)
 	}
 	if (!stopped && LsmIsWorker())
 		shrink_later = LsmMaybeShrink(index);
-	LsmWorkerReportActivity(NULL, index);
+	LsmWorkerReportActivity(NULL, index, NULL);
 	if (!stopped)
 	{
 		/*

@@ -31,6 +31,32 @@
 		MemoryContextDelete(cxt_); \
 	} while (0)
 
+/*
+ * One flush, compaction, move, rewrite or relocation as others see it
+ * (lsmjob.c): LsmJobBegin starts its progress entry and a worker's
+ * pg_stat_activity line; LsmJobEnd, after its publication, ends them and
+ * writes the lsm_am.log_maintenance line.  A job that stops or fails does
+ * not call LsmJobEnd: LsmProgressEnd (stopped) or the abort (ERROR) clears
+ * its entry.
+ */
+typedef struct LsmJob
+{
+	LsmJobKind	kind;
+	int64		wal0;			/* pgWalUsage.wal_bytes at the start */
+	TimestampTz started_at;
+	int			in_runs;
+	uint32		in_levels;
+	uint64		in_entries;		/* of the runs, or of the memtable */
+	uint64		in_pages;
+	int			output_level;
+} LsmJob;
+
+extern void LsmJobBegin(LsmJob *job, Relation index, LsmJobKind kind,
+						const LsmRunRef *inputs, int nin, uint64 memtable_entries,
+						int output_level, int64 pages_total);
+extern void LsmJobEnd(LsmJob *job, Relation index, const LsmRunRef *outs, int nouts);
+extern void LsmJobStop(Relation index);
+
 /* lsmmaint.c */
 extern void LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 								 const LsmRunRef *outs, int nouts, int move_level,

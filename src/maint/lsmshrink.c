@@ -31,10 +31,11 @@ LsmRelocateRun(Relation index, const LsmRunRef *ref)
 	BlockNumber start = LsmReserveBelow(index, LSM_RESV_COMPACT, ref->npages,
 										ref->start, &run_id);
 	LsmRunRef	copy = *ref;
+	LsmJob		job;
 
 	if (!BlockNumberIsValid(start))
 		return false;
-	LsmWorkerReportActivity("relocating a run of", index);
+	LsmJobBegin(&job, index, LSM_JOB_RELOCATION, ref, 1, 0, ref->level, ref->npages);
 	for (uint32 rel = 0; rel < ref->npages; rel++)
 	{
 		Buffer		src = ReadBuffer(index, ref->start + rel);
@@ -52,6 +53,7 @@ LsmRelocateRun(Relation index, const LsmRunRef *ref)
 		MarkBufferDirty(dst);
 		UnlockReleaseBuffer(dst);
 		UnlockReleaseBuffer(src);
+		LsmProgressPages(1);
 		CHECK_FOR_INTERRUPTS();
 	}
 	if (RelationNeedsWAL(index))
@@ -59,6 +61,7 @@ LsmRelocateRun(Relation index, const LsmRunRef *ref)
 	copy.run_id = run_id;
 	copy.start = start;
 	LsmPublishCompaction(index, ref, 1, &copy, 1, 0, true);
+	LsmJobEnd(&job, index, &copy, 1);
 	return true;
 }
 
@@ -147,7 +150,7 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 			LsmFlushLockConditional(index))
 		{
 			/* out of the usual order, but conditional: it never waits */
-			LsmWorkerReportActivity("flushing to shrink", index);
+			LsmWorkerReportActivity("flush", index, "to shrink the file");
 			LsmFlushAll(index, NULL, NULL, NULL);
 			LsmFlushUnlock(index);
 			flushed = moved = true;
@@ -201,7 +204,7 @@ LsmMaybeShrink(Relation index)
 			busy = true;
 		else
 		{
-			LsmWorkerReportActivity("shrinking", index);
+			LsmWorkerReportActivity("shrink", index, NULL);
 			busy = !LsmShrinkRelocatingGuts(index, 0);
 			LsmCompactUnlock(index);
 		}

@@ -112,6 +112,7 @@ typedef enum LsmWorkResult
 
 /* worker-local state */
 static bool am_lsm_worker = false;
+static uint32 wait_event_idle = 0;
 static int	worker_entry = -1;
 static uint32 worker_generation;
 static TimestampTz worker_last_db_probe;
@@ -144,7 +145,7 @@ LsmWorkerRememberName(Relation index)
 
 /* See lsm_maint.h. */
 void
-LsmWorkerReportActivity(const char *what, Relation index)
+LsmWorkerReportActivity(const char *what, Relation index, const char *detail)
 {
 	char	   *msg;
 
@@ -157,7 +158,8 @@ LsmWorkerReportActivity(const char *what, Relation index)
 	}
 	if (RelationGetRelid(index) != worker_name_relid)
 		LsmWorkerRememberName(index);
-	msg = psprintf("%s index %s", what, worker_name);
+	msg = psprintf("lsm_am %s of index %s%s%s", what, worker_name,
+				   detail ? ": " : "", detail ? detail : "");
 	pgstat_report_activity(STATE_RUNNING, msg);
 	pfree(msg);
 }
@@ -587,7 +589,8 @@ lsm_worker_main(Datum arg)
 			proc_exit(0);
 		pgstat_report_stat(false);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 LSM_WORKER_POLL_MS, PG_WAIT_EXTENSION);
+						 LSM_WORKER_POLL_MS,
+						 LsmWaitEventNamed("LsmWorkerIdle", &wait_event_idle));
 		ResetLatch(MyLatch);
 	}
 }

@@ -31,7 +31,9 @@ LsmWorkerInit(void)
 	BackgroundWorker bgw;
 
 	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS;
+	/* connected to no database (as the logical replication launcher), so
+	 * that it shows in pg_stat_activity with its backend_type */
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
 	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
 	bgw.bgw_restart_time = 5;
 	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "lsm_am");

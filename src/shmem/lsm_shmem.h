@@ -3,7 +3,10 @@
  * memtables live in, the map from an index to its slot, and the pins that
  * keep a memtable alive for streaming scans.
  *
- * What it owns.  One LsmShared in shared memory: nslots slots and the arena.
+ * What it owns.  One LsmShared in shared memory: nslots slots and the arena;
+ * and the progress entries of running maintenance jobs, one per PGPROC
+ * (lsmprogress.c: each written only by its process, under its spinlock, a
+ * leaf lock taken under any other).
  * A slot caches one index's memtables (the active one and up to LSM_MAX_IMM
  * immutable ones waiting for a flush), its maintenance requests (pending
  * bits) and its statistics.  A slot is only a cache of the index's log pages:
@@ -45,6 +48,7 @@
 #include "storage/condition_variable.h"
 #include "storage/lwlock.h"
 #include "utils/relcache.h"
+#include "utils/timestamp.h"
 
 #include "core/lsm_core.h"
 #include "key/lsmkey.h"
@@ -145,6 +149,8 @@ typedef struct LsmSlot
 	uint64		wal_log;		/* WAL bytes of log appends */
 	uint64		wal_flush;		/* WAL bytes of flushes */
 	uint64		wal_compact;	/* WAL bytes of compactions */
+	TimestampTz last_flush_at;	/* end of the last flush; 0: none seen */
+	TimestampTz last_compaction_at; /* end of the last compaction or move */
 	ConditionVariable cv;		/* broadcast when a flush or compaction ends */
 
 	/*
@@ -234,5 +240,50 @@ extern const LsmMemtable *LsmSlotFindMemtable(const LsmSlot *slot, uint64 id);
 extern bool LsmScanPin(LsmSlot *slot, uint64 id);
 extern void LsmScanUnpin(int slotno, uint32 generation, uint64 id);
 extern bool LsmSlotScanPinned(const LsmSlot *slot);
+/* the slot caching index, if any, without assigning or loading one (map
+ * lock, shared); -1: none.  The caller revalidates under the slot lock. */
+extern int	LsmSlotLookup(Relation index, uint32 *generation);
+
+/*
+ * What a process is doing to an index (lsmprogress.c): one entry per PGPROC,
+ * written only by its process between LsmProgressBegin and LsmProgressEnd,
+ * cleared by an abort or exit; read by lsm_am.progress.
+ */
+typedef enum LsmJobKind
+{
+	LSM_JOB_FLUSH = 1,			/* an immutable memtable into a level-0 run */
+	LSM_JOB_COMPACTION,			/* runs merged into a new run (or pieces) */
+	LSM_JOB_MOVE,				/* a run moved to another level, unchanged */
+	LSM_JOB_REWRITE,			/* VACUUM rewrites one run without its dead entries */
+	LSM_JOB_RELOCATION,			/* a run copied lower in the file, to shrink it */
+	LSM_JOB_VACUUM				/* VACUUM cleans run data pages in place */
+} LsmJobKind;
+
+typedef struct LsmProgress
+{
+	int			pid;			/* 0: idle */
+	Oid			dbid;
+	Oid			indexoid;
+	LsmJobKind	kind;
+	int			input_runs;
+	uint32		input_levels;	/* bit l: an input run is at level l */
+	int			output_level;	/* -1: none (VACUUM's pass) */
+	int64		pages_done;		/* pages written (read, for VACUUM's pass) */
+	int64		pages_total;	/* estimate; raised to pages_done if short */
+	TimestampTz started_at;
+} LsmProgress;
+
+extern void LsmProgressShmemRequest(void);
+extern void LsmProgressShmemInit(void);
+extern const char *LsmJobKindName(LsmJobKind kind);
+/* start this process's job (replacing any), stop it, count pages done;
+ * LsmProgressEnd returns when the job started (0: none was running) */
+extern void LsmProgressBegin(Relation index, LsmJobKind kind, int input_runs,
+							 uint32 input_levels, int output_level, int64 pages_total);
+extern void LsmProgressPages(int64 pages);
+extern TimestampTz LsmProgressEnd(void);
+/* copy the running jobs of database dbid into out[0..max); returns how many */
+extern int	LsmProgressSnapshot(Oid dbid, LsmProgress *out, int max);
+extern int	LsmProgressMax(void);
 
 #endif							/* LSM_SHMEM_H */

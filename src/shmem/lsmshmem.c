@@ -223,6 +223,7 @@ LsmSlotAssign(Relation index, uint32 *generation)
 				s->stalls_slowdown = s->stalls_stop = s->stall_us = 0;
 				s->self_flushes = 0;
 				s->wal_log = s->wal_flush = s->wal_compact = 0;
+				s->last_flush_at = s->last_compaction_at = 0;
 				pg_atomic_write_u64(&s->lookups, 0);
 				pg_atomic_write_u64(&s->filter_probes, 0);
 				pg_atomic_write_u64(&s->filter_negatives, 0);
@@ -269,6 +270,30 @@ LsmSlotAssign(Relation index, uint32 *generation)
 				 errmsg("too many lsm indexes in use at once"),
 				 errdetail("All %d memtable slots are busy.", lsm_shared->nslots),
 				 errhint("Raise lsm_am.max_indexes (requires a restart).")));
+	return found;
+}
+
+/* See lsm_shmem.h. */
+int
+LsmSlotLookup(Relation index, uint32 *generation)
+{
+	Oid			spc = LsmRelSpcOid(index);
+	Oid			rn = LsmRelFileNumber(index);
+	int			found = -1;
+
+	LWLockAcquire(lsm_shared->map_lock, LW_SHARED);
+	for (int i = 0; i < lsm_shared->nslots; i++)
+	{
+		LsmSlot    *s = &lsm_shared->slots[i];
+
+		if (s->dbid == MyDatabaseId && s->spcid == spc && s->relnumber == rn)
+		{
+			found = i;
+			*generation = s->generation;
+			break;
+		}
+	}
+	LWLockRelease(lsm_shared->map_lock);
 	return found;
 }
 

@@ -194,6 +194,7 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 	UnlockReleaseBuffer(buf);
 	if (rel + 1 > w->hiwater)
 		w->hiwater = rel + 1;
+	LsmProgressPages(1);		/* the job of this process, if one runs */
 
 	if (w->delay && lsm_flush_delay_ms > 0)
 		pg_usleep(lsm_flush_delay_ms * 1000L);

@@ -6,7 +6,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(53);
+SELECT plan(56);
 
 -- extension, schema, access method
 SELECT has_extension('lsm_am');
@@ -182,6 +182,15 @@ CREATE TEMP TABLE pgtap_cat_fresh AS
     FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace;
 CREATE TEMP TABLE pgtap_cat_fresh_acl AS
     SELECT nspacl::text AS acl FROM pg_namespace WHERE nspname = 'lsm_am';
+-- and the same views: columns, definition, comment, privileges
+CREATE TEMP TABLE pgtap_cat_fresh_views AS
+    SELECT c.relname::text AS name, pg_get_viewdef(c.oid) AS def,
+           obj_description(c.oid, 'pg_class') AS descr, c.relacl::text AS acl,
+           (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
+            FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0) AS cols
+    FROM pg_class c WHERE c.relnamespace = 'lsm_am'::regnamespace AND c.relkind = 'v';
+SELECT set_eq($$SELECT name FROM pgtap_cat_fresh_views$$, ARRAY['progress', 'indexes'],
+              'lsm_am 0.3 has the views progress and indexes');
 SET client_min_messages = warning;
 DROP EXTENSION lsm_am CASCADE;
 RESET client_min_messages;
@@ -199,6 +208,13 @@ SELECT set_eq(
       FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace$$,
     $$SELECT * FROM pgtap_cat_fresh$$,
     'after the update from 0.2 the functions are those of a fresh 0.3 install');
+SELECT set_eq(
+    $$SELECT c.relname::text, pg_get_viewdef(c.oid), obj_description(c.oid, 'pg_class'), c.relacl::text,
+             (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
+              FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0)
+      FROM pg_class c WHERE c.relnamespace = 'lsm_am'::regnamespace AND c.relkind = 'v'$$,
+    $$SELECT * FROM pgtap_cat_fresh_views$$,
+    'after the update from 0.2 the views are those of a fresh 0.3 install');
 SELECT is((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'lsm_am'),
           (SELECT acl FROM pgtap_cat_fresh_acl),
           'after the update the lsm_am schema grants what a fresh 0.3 install grants');
@@ -217,6 +233,13 @@ SELECT set_eq(
       FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace$$,
     $$SELECT * FROM pgtap_cat_fresh$$,
     'after ALTER EXTENSION lsm_am UPDATE from a fresh 0.2 the functions are those of a fresh 0.3 install');
+SELECT set_eq(
+    $$SELECT c.relname::text, pg_get_viewdef(c.oid), obj_description(c.oid, 'pg_class'), c.relacl::text,
+             (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
+              FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0)
+      FROM pg_class c WHERE c.relnamespace = 'lsm_am'::regnamespace AND c.relkind = 'v'$$,
+    $$SELECT * FROM pgtap_cat_fresh_views$$,
+    'after ALTER EXTENSION lsm_am UPDATE from a fresh 0.2 the views are those of a fresh 0.3 install');
 SELECT is((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'lsm_am'),
           (SELECT acl FROM pgtap_cat_fresh_acl),
           'after the update from a fresh 0.2 the lsm_am schema grants what a fresh 0.3 install grants');

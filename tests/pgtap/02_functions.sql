@@ -35,11 +35,12 @@ SELECT is((SELECT proargmodes::text[] FROM pg_proc WHERE oid = 'lsm_am.index_sta
           'index_stats has one IN argument and six OUT columns');
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'lsm_am.flush(regclass)'::regprocedure),
           ARRAY['index'], 'flush argument name');
-SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'lsm_am'::regnamespace), 15,
-          'schema lsm_am has 15 functions');
+SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'lsm_am'::regnamespace), 19,
+          'schema lsm_am has 19 functions');
 SELECT set_eq($$SELECT proname::text FROM pg_proc WHERE pronamespace = 'lsm_am'::regnamespace$$,
               ARRAY['lsm_handler', 'flush', 'index_stats', 'compact', 'index_info', 'wait_for_merges',
                     'maintenance_stats', 'check_index', 'lookup_stats', 'reset_lookup_stats',
+                    'maintenance_progress', 'index_summary', 'table_indexes', 'reset_stats',
                     'verify', 'metapage', 'manifest', 'page_header', 'page_items'],
               'the functions of schema lsm_am');
 SELECT is_empty($$SELECT oid::regprocedure FROM pg_proc WHERE pronamespace = 'lsm_am'::regnamespace

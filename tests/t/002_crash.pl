@@ -178,7 +178,7 @@ server_set('lsm_am.flush_delay_ms' => 500);
 $node->reload;
 my $flusher = $node->background_psql('postgres');
 $flusher->query_until(qr/go/, "\\echo go\nINSERT INTO t SELECT (random() * 1e12)::int8, 'mid-flush' FROM generate_series(1, 30000);\n");
-wait_running('flushing index public.t_k', "a worker's flush of t_k");
+wait_running('lsm_am flush of index public.t_k:%', "a worker's flush of t_k");
 server_set('lsm_am.flush_delay_ms' => undef);
 crash_restart();
 eval { $flusher->quit };
@@ -215,7 +215,7 @@ for (1 .. 2)
 	$merger->query_safe("SELECT lsm_am.flush('t_kv')");
 }
 $committed = check_all('runs ready to merge');
-wait_running('compacting % of index public.t_kv', "a worker's compaction of t_kv");
+wait_running('lsm_am compaction of index public.t_kv:%', "a worker's compaction of t_kv");
 server_set('lsm_am.l0_compaction_trigger' => undef, 'lsm_am.flush_delay_ms' => undef);
 crash_restart();
 eval { $merger->quit };

@@ -311,14 +311,15 @@ sub set_system
 }
 
 # pid of an lsm_am worker of database $db flushing or compacting index $idx
-# ($kind: 'flushing', 'compacting' or '' for either); '' after 60 s.
+# ($kind: 'flush', 'compaction' or '' for either; the worker's query is
+# "lsm_am <kind> of index <schema>.<index>: <inputs>"); '' after 60 s.
 sub wait_worker_busy
 {
 	my ($db, $idx, $kind) = @_;
 	my $q = qq{SELECT pid FROM pg_stat_activity
 		WHERE backend_type = 'lsm_am worker' AND datname = '$db' AND state = 'active'
-		  AND (query LIKE 'flushing%' OR query LIKE 'compacting%')
-		  AND query LIKE '$kind%' AND query LIKE '%$idx' LIMIT 1};
+		  AND (query LIKE 'lsm_am flush %' OR query LIKE 'lsm_am compaction %')
+		  AND query LIKE 'lsm_am $kind%' AND query LIKE '% of index %.$idx:%' LIMIT 1};
 	for (1 .. 600)
 	{
 		my $pid = sql($q);
@@ -512,7 +513,7 @@ while (time - $t_start < $LOAD_SECONDS)
 		$max_l0{$p} = $l0b if $l0b > $max_l0{$p};
 	}
 	my $busy = sql(q{SELECT string_agg(pid::text, ' ') FROM pg_stat_activity
-		WHERE backend_type = 'lsm_am worker' AND (query LIKE 'flushing%' OR query LIKE 'compacting%')});
+		WHERE backend_type = 'lsm_am worker' AND (query LIKE 'lsm_am flush %' OR query LIKE 'lsm_am compaction %')});
 	if ($busy ne '')
 	{
 		$busy_samples++;
@@ -781,7 +782,7 @@ $node->restart;
 set_system('lsm_am.flush_delay_ms' => 300);
 sql("SELECT make_table('t_kill', 'leveled')");
 sql("SELECT make_l0('t_kill', 4)");
-my $kpid = wait_worker_busy('postgres', 't_kill_k', 'compacting');
+my $kpid = wait_worker_busy('postgres', 't_kill_k', 'compaction');
 isnt($kpid, '', "a worker is compacting t_kill_k (pid $kpid)");
 my $before = mstats('t_kill_k');
 my $kpos = log_pos();
@@ -815,8 +816,9 @@ sub crash_during
 	my $expected = sql('SELECT count(*), sum(k) FROM t_leveled');
 	my $pid = wait_worker_busy('postgres', 't_leveled_k', $kind);
 	isnt($pid, '', "a worker is $kind t_leveled_k (pid $pid)");
-	sleep 1;
-	is(sql("SELECT count(*) FROM pg_stat_activity WHERE pid = $pid AND query LIKE '$kind%'"), '1',
+	# right away: the job has just begun (a page per $delay ms), and a
+	# second's wait could see a short job end on a loaded machine
+	is(sql("SELECT count(*) FROM pg_stat_activity WHERE pid = $pid AND query LIKE 'lsm_am $kind%'"), '1',
 		"still $kind at the crash");
 	$node->stop('immediate');
 	$node->start;
@@ -828,8 +830,8 @@ sub crash_during
 	check_scans('t_leveled', "after a crash while $kind and wait_for_merges");
 }
 
-crash_during('compacting', 300, sub { sql("SELECT make_l0('t_leveled', 4)"); });
-crash_during('flushing', 1000, sub {
+crash_during('compaction', 300, sub { sql("SELECT make_l0('t_leveled', 4)"); });
+crash_during('flush', 1000, sub {
 	sql("INSERT INTO t_leveled (k) SELECT 1000000 + (random() * 1e12)::int8 FROM generate_series(1, 4000)");
 });
 
