@@ -12,7 +12,11 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "replication/walsender.h"
+#include "replication/walsender_private.h"
 #include "storage/bufmgr.h"
+#include "storage/procarray.h"
+#include "storage/spin.h"
 #include "utils/rel.h"
 
 #include "maint/lsmmaint_int.h"
@@ -176,6 +180,42 @@ LsmShrinkRelocating(Relation index)
 }
 
 /*
+ * Does a hot standby send feedback (hot_standby_feedback: a walsender with
+ * an xmin), or hold a physical replication slot's xmin?  Its queries may
+ * then read this index's retired runs for as long as the primary keeps the
+ * rows they see; an AccessExclusiveLock on the index, replayed there,
+ * cancels them after max_standby_streaming_delay.  A worker does not take
+ * that lock on its own then: only compact() and VACUUM do (as a heap
+ * VACUUM's truncation does).  Read without locks: a hint.
+ */
+static bool
+LsmStandbyFeedback(void)
+{
+	TransactionId xmin;
+	TransactionId catalog_xmin;
+
+	if (WalSndCtl == NULL)
+		return false;
+	for (int i = 0; i < max_wal_senders; i++)
+	{
+		WalSnd	   *w = &WalSndCtl->walsnds[i];
+		pid_t		pid;
+		PGPROC	   *proc;
+
+		SpinLockAcquire(&w->mutex);
+		pid = w->pid;
+		SpinLockRelease(&w->mutex);
+		if (pid == 0)
+			continue;
+		proc = BackendPidGetProc(pid);
+		if (proc != NULL && TransactionIdIsValid(proc->xmin))
+			return true;
+	}
+	ProcArrayGetReplicationSlotXmin(&xmin, &catalog_xmin);
+	return TransactionIdIsValid(xmin);
+}
+
+/*
  * A worker with nothing more to do gives free space back when it is large:
  * an eighth of the file and at least 64 pages, free anywhere (so a standby
  * query is not cancelled, the lock being replayed, for a few pages).  It
@@ -194,6 +234,11 @@ LsmMaybeShrink(Relation index)
 	uint64		free_pages;
 	bool		busy = false;
 
+	if (LsmStandbyFeedback())
+	{
+		pfree(meta);
+		return false;
+	}
 	LsmReadMeta(index, meta, NULL);
 	free_pages = file > meta->nblocks ? file - meta->nblocks : 0;
 	for (int i = 0; i < (int) meta->nfree; i++)
@@ -230,6 +275,11 @@ LsmMaybeSettle(Relation index)
 	BlockNumber file = RelationGetNumberOfBlocks(index);
 	uint64		waiting = 0;
 
+	if (LsmStandbyFeedback())
+	{
+		pfree(meta);
+		return;
+	}
 	LsmReadMeta(index, meta, NULL);
 	for (int i = 0; i < (int) meta->nfree; i++)
 		if (meta->free[i].reuse_after != 0)
