@@ -402,6 +402,8 @@ sub check_index
 	is($v[1] // 'none', '0', "$what: no pages dropped for a full free list");
 	note "$what: check_index total=$v[2] log=$v[3] run=$v[4] free=$v[5] reserved=$v[6] unused=$v[7]"
 	  if @v >= 8;
+	($ret, $out, $err) = $node->psql($db, "SELECT lsm_am.verify('$idx', true)");
+	is("$ret$out$err", '0', "$what: verify($idx, true) finds $idx sound and complete");
 }
 
 sub wait_merges

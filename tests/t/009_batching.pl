@@ -130,6 +130,7 @@ agree('rolled-back subtransaction: the parent\'s row', 20001, 20001);
 agree('rolled-back subtransaction: the reusing rows', 40000, 40200);
 is(sql("SELECT lsm_am.wait_for_merges('t_k')"), 't', 'merges done');
 is(sql("SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0', 'no page leaked');
+is(sql("SELECT lsm_am.verify('t_k', true)"), '', 'verify(t_k, true): sound and complete');
 
 # A subtransaction that commits (RELEASE) keeps its rows; an ERROR inside a
 # plpgsql exception block (a key too large) keeps what came before it.
@@ -288,6 +289,7 @@ COMMIT;});
 	}
 	agree("after $ddl in the inserting transaction", 60000, 80000);
 	is(sql("SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0', "$ddl: no page leaked");
+	is(sql("SELECT lsm_am.verify('t_k', true)"), '', "$ddl: verify(t_k, true): sound and complete");
 }
 
 # ------------------------------------------------------------ crash after commit

@@ -191,5 +191,6 @@ for my $case (1 .. 40)
 is($same, $cases, "random FETCH sequences on scrollable cursors: lsm equals btree in every case");
 
 is(sql("SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0', 'check_index finds nothing leaked');
+is(sql("SELECT lsm_am.verify('t_k', true)"), '', 'verify(t_k, true): sound and complete');
 $node->stop;
 done_testing();

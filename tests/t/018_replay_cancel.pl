@@ -193,6 +193,7 @@ for my $name (sort keys %scan)
 		"(c) $name finds every row once, as the btree");
 }
 is(sql("SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0', '(c) check_index: no leaked page');
+is(sql("SELECT lsm_am.verify('t_k', true)"), '', '(c) verify(t_k, true): sound and complete');
 
 # A standby: its first query loads the slot; statement_timeout stops it there
 # too, and the load completes afterwards with the primary's rows.
@@ -242,6 +243,8 @@ is($standby->safe_psql('postgres', "$idx $q"),
 	'promotion: the promoted server inserts and finds every row');
 is($standby->safe_psql('postgres', "SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0',
 	'promotion: check_index: no leaked page');
+is($standby->safe_psql('postgres', "SELECT lsm_am.verify('t_k', true)"), '',
+	'promotion: verify(t_k, true): sound and complete');
 $standby->stop;
 
 $node->stop;

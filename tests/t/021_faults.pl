@@ -111,6 +111,8 @@ sub agree
 	my ($leaked, $dropped) = split /\|/,
 	  sql("SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('f_k')");
 	is("$leaked|$dropped", '0|0', "$what: check_index: no leaked or dropped page");
+	my ($vret, $vout, $verr) = $node->psql('postgres', "SELECT lsm_am.verify('f_k', true)");
+	is("$vret$vout$verr", '0', "$what: verify(f_k, true) finds f_k sound and complete");
 	if ($standby)
 	{
 		$node->wait_for_catchup($standby, 'replay');

@@ -79,6 +79,7 @@ sub phase
 		is($got, $want, "$what: p${i}_k answers like its heap");
 		is(sql("SELECT leaked_pages + dropped_pages FROM lsm_am.check_index('p${i}_k')"), '0',
 			"$what: p${i}_k: no leaked page");
+		is(sql("SELECT lsm_am.verify('p${i}_k', true)"), '', "$what: verify(p${i}_k, true): sound and complete");
 	}
 	return $stalls;
 }

@@ -290,6 +290,8 @@ for my $scan (['SET enable_seqscan = off; SET enable_bitmapscan = off; SET enabl
 }
 is(sql("SELECT leaked_pages + dropped_pages FROM lsm_am.check_index('f_k')"), '0',
 	'after the soak: check_index finds no leaked page');
+my ($vret, $vout, $verr) = $node->psql('postgres', "SELECT lsm_am.verify('f_k', true)");
+is("$vret$vout$verr", '0', 'after the soak: verify(f_k, true) finds f_k sound and complete');
 sql("SELECT lsm_am.compact('f_k')");
 sql('CHECKPOINT');
 sql("SELECT lsm_am.compact('f_k')");
