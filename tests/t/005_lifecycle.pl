@@ -73,6 +73,8 @@ sub check_index
 	my ($ret, $out, $err) = $node->psql('postgres',
 		"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
 	is("$out$err", '0|0', "$what: check_index($idx) finds no leaked page");
+	($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.verify('$idx', true)");
+	is("$ret$out$err", '0', "$what: verify($idx, true) finds $idx sound and complete");
 }
 
 sql(q{

@@ -49,6 +49,7 @@ sub pages
 	is("$leaked|$dropped", '0|0', "$what: check_index($idx) finds no leaked page");
 	is($total, 1 + $log + $run + $free + $resv + $unused,
 		"$what: every page of $idx is the metapage, log, run, free, reserved or unused");
+	is(sql("SELECT lsm_am.verify('$idx', true)"), '', "$what: verify($idx, true) finds $idx sound and complete");
 	return ($total, 1 + $log + $run);
 }
 

@@ -195,6 +195,7 @@ my $lsm = query_planned($node, 'postgres', 'SET enable_seqscan = off; SET enable
 my $heap = sql("SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off; $q");
 is($lsm, $heap, 'the lsm index answers as the heap does');
 is(sql(q{SELECT leaked_pages FROM lsm_am.check_index('t_k')}), '0', 'check_index accounts for every page');
+is(sql(q{SELECT lsm_am.verify('t_k', true)}), '', 'verify(t_k, true): sound and complete after the watched jobs');
 unlike(slurp_file($node->logfile), qr/PANIC|TRAP|terminated by signal/, 'no crash in the whole run');
 $node->stop;
 done_testing();
