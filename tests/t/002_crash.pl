@@ -124,11 +124,13 @@ sub server_set
 	}
 }
 
-# Wait until a statement matching $pat is running (and still running a second
-# later), so the crash hits it in the middle.
+# Wait until a statement matching $pat is running and its job on $rel (an
+# index, or a table for VACUUM's passes) has written pages (lsm_am.progress:
+# past its start, by its own count rather than by a clock), so the crash hits
+# it in the middle.
 sub wait_running
 {
-	my ($pat, $what) = @_;
+	my ($pat, $what, $rel) = @_;
 	# count(*) > 0: a parallel VACUUM shows its workers with the same query
 	my $q = "SELECT count(*) > 0 FROM pg_stat_activity WHERE state = 'active' AND query LIKE '$pat'";
 	my $started = 0;
@@ -138,7 +140,14 @@ sub wait_running
 		usleep(100_000);
 	}
 	ok($started, "$what started");
-	sleep 1;
+	my $midway = 0;
+	for (1 .. 600)
+	{
+		$midway = 1, last if $node->safe_psql('postgres', qq{SELECT count(*) > 0 FROM lsm_am.progress
+			WHERE (indexrelid = '$rel'::regclass OR relid = '$rel'::regclass) AND pages_done >= 2}) eq 't';
+		usleep(100_000);
+	}
+	ok($midway, "$what: lsm_am.progress shows pages done on $rel");
 	is($node->safe_psql('postgres', $q), 't', "$what is still running at the crash");
 }
 
@@ -178,7 +187,7 @@ server_set('lsm_am.flush_delay_ms' => 500);
 $node->reload;
 my $flusher = $node->background_psql('postgres');
 $flusher->query_until(qr/go/, "\\echo go\nINSERT INTO t SELECT (random() * 1e12)::int8, 'mid-flush' FROM generate_series(1, 30000);\n");
-wait_running('lsm_am flush of index public.t_k:%', "a worker's flush of t_k");
+wait_running('lsm_am flush of index public.t_k:%', "a worker's flush of t_k", 't_k');
 server_set('lsm_am.flush_delay_ms' => undef);
 crash_restart();
 eval { $flusher->quit };
@@ -192,7 +201,7 @@ $bflusher->query_safe("INSERT INTO t SELECT (random() * 1e12)::int8, md5(random(
 $committed = check_all('before the lsm_am.flush() crash');
 $bflusher->query_safe('SET lsm_am.flush_delay_ms = 100');
 $bflusher->query_until(qr/go/, "\\echo go\nSELECT lsm_am.flush('t_kv');\n");
-wait_running('SELECT lsm_am.flush%', 'lsm_am.flush() of t_kv');
+wait_running('SELECT lsm_am.flush%', 'lsm_am.flush() of t_kv', 't_kv');
 crash_restart();
 eval { $bflusher->quit };
 is(check_all('after a crash mid-lsm_am.flush()'), $committed, 'crash mid-lsm_am.flush() lost nothing committed');
@@ -215,7 +224,7 @@ for (1 .. 2)
 	$merger->query_safe("SELECT lsm_am.flush('t_kv')");
 }
 $committed = check_all('runs ready to merge');
-wait_running('lsm_am compaction of index public.t_kv:%', "a worker's compaction of t_kv");
+wait_running('lsm_am compaction of index public.t_kv:%', "a worker's compaction of t_kv", 't_kv');
 server_set('lsm_am.l0_compaction_trigger' => undef, 'lsm_am.flush_delay_ms' => undef);
 crash_restart();
 eval { $merger->quit };
@@ -231,7 +240,7 @@ $compactor->query_safe("INSERT INTO t SELECT (random() * 1e12)::int8, md5(random
 $committed = check_all('before the lsm_am.compact() crash');
 $compactor->query_safe('SET lsm_am.flush_delay_ms = 50');
 $compactor->query_until(qr/go/, "\\echo go\nSELECT lsm_am.compact('t_kv');\n");
-wait_running('SELECT lsm_am.compact%', 'lsm_am.compact() of t_kv');
+wait_running('SELECT lsm_am.compact%', 'lsm_am.compact() of t_kv', 't_kv');
 crash_restart();
 eval { $compactor->quit };
 is(check_all('after a crash mid-lsm_am.compact()'), $committed, 'crash mid-lsm_am.compact() lost nothing committed');
@@ -247,7 +256,7 @@ my $vac = IPC::Run::start(
 		'-c', 'SET lsm_am.flush_delay_ms = 200', '-c', 'VACUUM t'
 	],
 	'>', \my $vac_out, '2>', \my $vac_err);
-wait_running('VACUUM t%', 'VACUUM');
+wait_running('VACUUM t%', 'VACUUM', 't');
 crash_restart();
 $vac->finish;
 note "VACUUM session: $vac_out $vac_err";

@@ -246,6 +246,9 @@ SELECT lsm_am.flush('${tbl}_k');
 				"SELECT bool_and(age(backend_xmin) >= age('$xmin'::xid)) FROM pg_stat_replication"),
 			"$what: the primary holds the standby's snapshot");
 	}
+	# (a conflict may end the session while the primary works, before the
+	# FETCH ALL below: its log lines are looked for from here)
+	my $log_offset = -s $standby->logfile;
 	# on the primary: new rows, flushes and merges (runs retired, pages reused
 	# unless the standby's snapshot holds them)
 	for my $i (1 .. 6)
@@ -264,7 +267,6 @@ SELECT lsm_am.wait_for_merges('${tbl}_k');
 	# (no heap VACUUM here: removing heap tuples would cancel the standby query
 	# through an ordinary recovery conflict, which is not what is tested)
 	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
-	my $log_offset = -s $standby->logfile;
 	# (a conflict that meets the session idle in its transaction ends the
 	# session: the background psql dies)
 	my ($rest, $failed) = eval { $cur->query('FETCH ALL FROM c') };

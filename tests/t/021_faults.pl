@@ -115,7 +115,7 @@ sub agree
 	is("$vret$vout$verr", '0', "$what: verify(f_k, true) finds f_k sound and complete");
 	if ($standby)
 	{
-		$node->wait_for_catchup($standby, 'replay');
+		catch_up($what);
 		my $r = $ranges[0];
 		my $want = sql(sprintf($q, 'g', @$r));
 		my $s = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
@@ -125,6 +125,22 @@ sub agree
 			"$what: the standby answers like the primary's btree");
 	}
 	return $ok;
+}
+
+# Wait for the standby to replay everything the primary wrote; when it does
+# not (in 3 minutes), say why from both sides before giving up.
+sub catch_up
+{
+	my ($what) = @_;
+	my $lsn = $node->lsn('insert');
+	return if $node->poll_query_until('postgres',
+		"SELECT coalesce(bool_or(replay_lsn >= '$lsn'::pg_lsn), false) FROM pg_stat_replication");
+	diag("$what: the standby did not replay up to $lsn");
+	diag('primary: ' . sql('SELECT application_name, state, sent_lsn, replay_lsn FROM pg_stat_replication')
+		  . ' slots: ' . sql('SELECT slot_name, active, restart_lsn FROM pg_replication_slots'));
+	my $log = slurp_file($standby->logfile);
+	diag("standby log (tail):\n" . substr($log, -4000));
+	BAIL_OUT("$what: the standby did not catch up");
 }
 
 # Wait for a restarted server (up to 3 minutes).  With $logpos, first for
@@ -189,9 +205,13 @@ for my $i (0 .. $#cases)
 	if ($i == $half)
 	{
 		# a standby follows from here on, across the primary's crashes
+		# (a slot keeps the WAL the standby has not received when the
+		# primary crashes: the end-of-recovery checkpoint would remove it)
+		sql("SELECT pg_create_physical_replication_slot('standby_slot')");
 		$node->backup('half');
 		$standby = PostgreSQL::Test::Cluster->new('standby');
 		$standby->init_from_backup($node, 'half', has_streaming => 1);
+		$standby->append_conf('postgresql.conf', "primary_slot_name = 'standby_slot'");
 		$standby->start;
 		agree('standby attached');
 	}
