@@ -239,9 +239,10 @@ LsmWaitEventSlotLoad(void)
 #endif
 
 /*
- * The wait event of a background worker with nothing to do: "name" where
- * extensions may name their wait events (PostgreSQL 17 and later), the
- * generic "Extension" on 15 and 16.  *cache: the caller's static.
+ * A wait event of lsm_am's own (an idle worker, a stalled insert, a wait for
+ * a memtable slot, ...): "name" where extensions may name their wait events
+ * (PostgreSQL 17 and later), the generic "Extension" on 15 and 16.  *cache:
+ * the caller's static.
  */
 static inline uint32
 LsmWaitEventNamed(const char *name, uint32 *cache)

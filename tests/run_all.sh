@@ -161,12 +161,16 @@ summary() {
 }
 
 SCRATCH=
+SMALL_FS=
 cleanup() {
 	local d
 	[ -n "$SCRATCH" ] || return 0
 	for d in "$SCRATCH"/cluster-*; do
 		[ -d "$d" ] && cluster_stop "$d"
 	done
+	if [ -n "$SMALL_FS" ] && mountpoint -q "$SMALL_FS"; then
+		umount "$SMALL_FS" || umount -l "$SMALL_FS"
+	fi
 	if [ "${LSM_KEEP_SCRATCH:-0}" = 1 ]; then
 		echo "scratch kept in $SCRATCH" >&2
 	else
@@ -390,12 +394,28 @@ stop_leftover_servers() {
 	done < <(find "$1" -name postmaster.pid 2>/dev/null)
 }
 
+# A small file system for the disk-full test (025_resources): a 24 MB tmpfs
+# in the scratch directory, when this runs as root and may mount; the test
+# skips that part otherwise.  Unmounted by cleanup.
+mount_small_fs() {
+	local d=$SCRATCH/smallfs
+	[ "$(id -u)" = 0 ] || return 0
+	mkdir -p "$d"
+	if mount -t tmpfs -o size=24m,mode=0700 lsm_am_small "$d" 2>/dev/null; then
+		chown "$PG_USER:" "$d"
+		SMALL_FS=$d
+	else
+		lsm_log "tap: could not mount a tmpfs: 025_resources skips its disk-full part"
+	fi
+}
+
 run_tap() {
 	local start=$SECONDS files=() f name tdir rc t0 lf
 	for f in "$SRC"/tests/t/*.pl; do
 		[ -e "$f" ] && wanted "$f" && files+=("$f")
 	done
 	lsm_log "tap: ${#files[@]} files"
+	[ ${#files[@]} -gt 0 ] && mount_small_fs
 	for f in "${files[@]}"; do
 		name=$(basename "$f" .pl)
 		tdir=$SCRATCH/tap-$name
@@ -405,6 +425,7 @@ run_tap() {
 			TESTDIR="$tdir" TESTDATADIR="$tdir/tmp_check" TESTLOGDIR="$tdir/tmp_check/log" \
 			LSM_UPGRADE_FROM="$(dirname "$("$LSM_PG15_CONFIG" --bindir)")" \
 			${LSM_DIFF_SEED:+LSM_DIFF_SEED="$LSM_DIFF_SEED"} \
+			${SMALL_FS:+LSM_SMALL_FS="$SMALL_FS"} \
 			timeout -k 10 "$TAP_TIMEOUT" prove --timer "t/$name.pl")
 		rc=$?
 		stop_leftover_servers "$tdir"

@@ -214,7 +214,8 @@ extern void LsmShmemStartup(void);
 /* ERROR unless lsm_am was preloaded (shared memory exists) */
 extern void LsmCheckPreloaded(void);
 extern LWLock *LsmSlotLock(int slotno);
-/* the slot of an index (found or assigned, LRU victim); ERROR if none */
+/* the slot of an index (found or assigned, LRU victim); while every slot is
+ * held, waits (interruptibly, up to LSM_SLOT_WAIT_MS), then ERROR */
 extern int	LsmSlotAssign(Relation index, uint32 *generation);
 extern void LsmSlotReset(LsmSlot *slot);
 extern void LsmSlotResetActive(LsmSlot *slot);
@@ -232,6 +233,8 @@ extern Oid	LsmArenaRelieve(LsmSlot *self);
  * be flushed or evicted.
  */
 #define LSM_ARENA_WAIT_MS			60000
+/* how long LsmSlotAssign waits for a slot when all are held */
+#define LSM_SLOT_WAIT_MS			60000
 LSM_NORETURN extern void LsmMemtableOutOfMemory(Relation index);
 /* memtables of streaming scans: ids, pins, held[] (lsmpin.c) */
 extern void LsmMemtableRetire(LsmSlot *slot, LsmMemtable *mt, uint64 id, int scans);

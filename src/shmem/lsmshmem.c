@@ -17,7 +17,10 @@
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/ipc.h"
+#include "pgstat.h"
+#include "storage/latch.h"
 #include "storage/shmem.h"
+#include "utils/timestamp.h"
 #include "utils/memutils.h"
 
 #include "shmem/lsm_shmem.h"
@@ -162,11 +165,11 @@ LsmSlotReset(LsmSlot *slot)
 }
 
 /*
- * Find or assign a slot for the index.  Returns the slot number; the caller
- * then locks it and checks the generation.
+ * Find or assign a slot for the index without waiting: the slot number, or
+ * -1 when every slot is held (pinned by a scan, a flush or a load).
  */
-int
-LsmSlotAssign(Relation index, uint32 *generation)
+static int
+LsmSlotTryAssign(Relation index, uint32 *generation)
 {
 	Oid			dbid = MyDatabaseId;
 	Oid			spc = LsmRelSpcOid(index);
@@ -263,14 +266,44 @@ LsmSlotAssign(Relation index, uint32 *generation)
 	if (found >= 0)
 		*generation = lsm_shared->slots[found].generation;
 	LWLockRelease(lsm_shared->map_lock);
-
-	if (found < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("too many lsm indexes in use at once"),
-				 errdetail("All %d memtable slots are busy.", lsm_shared->nslots),
-				 errhint("Raise lsm_am.max_indexes (requires a restart).")));
 	return found;
+}
+
+/*
+ * Find or assign a slot for the index.  Returns the slot number; the caller
+ * then locks it and checks the generation.  When every slot is held (more
+ * lsm indexes scanned, flushed or loaded at this moment than
+ * lsm_am.max_indexes) wait for one, interruptibly and holding no lock, like
+ * a btree insert waits for a buffer: up to LSM_SLOT_WAIT_MS, then ERROR.
+ * REQUIRES: no LWLock held.
+ */
+int
+LsmSlotAssign(Relation index, uint32 *generation)
+{
+	static uint32 wait_event_slot = 0;
+	TimestampTz start = 0;
+
+	for (;;)
+	{
+		int			slot = LsmSlotTryAssign(index, generation);
+
+		if (slot >= 0)
+			return slot;
+		if (start == 0)
+			start = GetCurrentTimestamp();
+		else if (TimestampDifferenceExceeds(start, GetCurrentTimestamp(),
+											LSM_SLOT_WAIT_MS))
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("too many lsm indexes in use at once"),
+					 errdetail("All %d memtable slots stayed held by scans, flushes or loads of other lsm indexes for %d seconds.",
+							   lsm_shared->nslots, LSM_SLOT_WAIT_MS / 1000),
+					 errhint("Raise lsm_am.max_indexes (requires a restart), or close the cursors and transactions that keep lsm index scans open.")));
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 10, LsmWaitEventNamed("LsmSlotWait", &wait_event_slot));
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
 }
 
 /* See lsm_shmem.h. */
