@@ -74,6 +74,20 @@ extern void lsmcostestimate(PlannerInfo *root, IndexPath *path,
 /* lsmvalidate.c */
 extern bool lsmvalidate(Oid opclassoid);
 
+/*
+ * lsmfuncs.c: open an lsm index for one of lsm_am's SQL functions, checking
+ * that it is one and the caller's right to it: LSM_OPEN_READ (SELECT on its
+ * table), LSM_OPEN_MAINTAIN (its owner), LSM_OPEN_INSPECT (a superuser).
+ * This backend's pending entries are pushed into it first.
+ */
+typedef enum LsmOpenRight
+{
+	LSM_OPEN_READ,
+	LSM_OPEN_MAINTAIN,
+	LSM_OPEN_INSPECT
+} LsmOpenRight;
+extern Relation LsmOpenIndex(Oid relid, LOCKMODE lockmode, LsmOpenRight right);
+
 /* lsmfuncs.c: an entry as text, "(v1, v2)" or hex (index_info, page_items) */
 extern text *LsmKeyToText(Relation index, BlockNumber blkno, const uint8 *key, int len);
 

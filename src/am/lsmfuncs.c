@@ -20,12 +20,17 @@
 
 #include "am/lsm_am.h"
 
-/* Open an index, checking that it is an lsm index the user may maintain. */
-static Relation
-LsmOpenIndex(Oid relid, LOCKMODE lockmode, bool maintain)
+/* See am/lsm_am.h. */
+Relation
+LsmOpenIndex(Oid relid, LOCKMODE lockmode, LsmOpenRight right)
 {
-	Relation	index = try_relation_open(relid, lockmode);
+	Relation	index;
 
+	if (right == LSM_OPEN_INSPECT && !superuser())
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser to use lsm_am page inspection functions")));
+	index = try_relation_open(relid, lockmode);
 	if (index == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
@@ -41,9 +46,9 @@ LsmOpenIndex(Oid relid, LOCKMODE lockmode, bool maintain)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an lsm index", RelationGetRelationName(index)),
 				 errhint("Pass an index created with USING lsm.")));
-	if (maintain && !LsmIsOwner(relid))
+	if (right == LSM_OPEN_MAINTAIN && !LsmIsOwner(relid))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_INDEX, RelationGetRelationName(index));
-	if (!maintain &&
+	if (right == LSM_OPEN_READ &&
 		pg_class_aclcheck(index->rd_index->indrelid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -73,7 +78,7 @@ lsm_flush(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("lsm_am.flush() cannot run during recovery"),
 				 errhint("Flush on the primary; the standby replays it.")));
-	index = LsmOpenIndex(relid, RowExclusiveLock, true);
+	index = LsmOpenIndex(relid, RowExclusiveLock, LSM_OPEN_MAINTAIN);
 	LsmFlushLock(index);
 	LsmFlushAll(index, NULL, NULL, NULL);
 	LsmFlushUnlock(index);
@@ -103,7 +108,7 @@ lsm_index_stats(PG_FUNCTION_ARGS)
 	LsmCheckPreloaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	index = LsmOpenIndex(relid, AccessShareLock, false);
+	index = LsmOpenIndex(relid, AccessShareLock, LSM_OPEN_READ);
 
 	slot = LsmSlotAcquire(index, LW_SHARED);
 	LsmReadMeta(index, &meta, &runs);
@@ -147,7 +152,7 @@ lsm_compact(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("lsm_am.compact() cannot run during recovery"),
 				 errhint("Compact on the primary; the standby replays it.")));
-	index = LsmOpenIndex(relid, RowExclusiveLock, true);
+	index = LsmOpenIndex(relid, RowExclusiveLock, LSM_OPEN_MAINTAIN);
 	LsmCompactFull(index);
 	relation_close(index, RowExclusiveLock);
 	PG_RETURN_VOID();
@@ -206,7 +211,7 @@ lsm_index_info(PG_FUNCTION_ARGS)
 
 	LsmCheckPreloaded();
 	InitMaterializedSRF(fcinfo, 0);
-	index = LsmOpenIndex(relid, AccessShareLock, false);
+	index = LsmOpenIndex(relid, AccessShareLock, LSM_OPEN_READ);
 	/* retired runs' pages are not reused while our snapshot exists */
 	LsmReadMeta(index, &meta, &runs);
 	for (int i = 0; i < (int) meta.nruns; i++)
@@ -271,7 +276,7 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("timeout must not be negative")));
 	deadline = GetCurrentTimestamp() + usecs;
-	index = LsmOpenIndex(relid, RowExclusiveLock, false);
+	index = LsmOpenIndex(relid, RowExclusiveLock, LSM_OPEN_READ);
 	for (;;)
 	{
 		LsmSlot    *slot;
@@ -327,7 +332,7 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	LsmCheckPreloaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	index = LsmOpenIndex(relid, AccessShareLock, false);
+	index = LsmOpenIndex(relid, AccessShareLock, LSM_OPEN_READ);
 	slot = LsmSlotAcquire(index, LW_SHARED);
 	LsmReadMeta(index, meta, NULL);
 	for (int i = 0; i < (int) meta->nruns; i++)
@@ -416,7 +421,7 @@ lsm_check_index(PG_FUNCTION_ARGS)
 	LsmCheckPreloaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	index = LsmOpenIndex(relid, RowExclusiveLock, false);
+	index = LsmOpenIndex(relid, RowExclusiveLock, LSM_OPEN_READ);
 	LsmFlushLock(index);
 	LsmCompactLock(index);
 
@@ -545,7 +550,7 @@ lsm_lookup_stats(PG_FUNCTION_ARGS)
 	LsmCheckPreloaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	index = LsmOpenIndex(relid, AccessShareLock, false);
+	index = LsmOpenIndex(relid, AccessShareLock, LSM_OPEN_READ);
 	slot = LsmSlotAcquire(index, LW_SHARED);
 	values[0] = Int64GetDatum(pg_atomic_read_u64(&slot->lookups));
 	values[1] = Int64GetDatum(pg_atomic_read_u64(&slot->filter_probes));
@@ -569,13 +574,9 @@ lsm_reset_lookup_stats(PG_FUNCTION_ARGS)
 
 	LsmCheckPreloaded();
 	/* the counters are shared by every reader: only the owner resets them */
-	index = LsmOpenIndex(relid, AccessShareLock, true);
+	index = LsmOpenIndex(relid, AccessShareLock, LSM_OPEN_MAINTAIN);
 	slot = LsmSlotAcquire(index, LW_SHARED);
-	pg_atomic_write_u64(&slot->lookups, 0);
-	pg_atomic_write_u64(&slot->filter_probes, 0);
-	pg_atomic_write_u64(&slot->filter_negatives, 0);
-	pg_atomic_write_u64(&slot->filter_false_positives, 0);
-	pg_atomic_write_u64(&slot->data_pages_read, 0);
+	LsmSlotResetLookupCounters(slot);
 	LsmSlotRelease(index, slot);
 	relation_close(index, AccessShareLock);
 	PG_RETURN_VOID();

@@ -25,35 +25,6 @@
 
 #define LSM_SPECIAL_OFFSET	(BLCKSZ - MAXALIGN(sizeof(LsmPageOpaqueData)))
 
-/* Open an lsm index for inspection (superuser only). */
-static Relation
-LsmInspectOpen(Oid relid)
-{
-	Relation	index;
-
-	if (!superuser())
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("must be superuser to use lsm_am page inspection functions")));
-	index = try_relation_open(relid, AccessShareLock);
-	if (index == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	if (index->rd_rel->relkind != RELKIND_INDEX ||
-		index->rd_indam == NULL || index->rd_indam->ambuild != lsmbuild)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an lsm index", RelationGetRelationName(index))));
-	if (RELATION_IS_OTHER_TEMP(index))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary indexes of other sessions")));
-	/* this backend's own entries of the index are on its pages first */
-	LsmPushPending(index);
-	return index;
-}
-
 /* A palloc'd copy of block blkno, taken under a share lock. */
 static Page
 LsmInspectRead(Relation index, int64 blkno)
@@ -141,7 +112,7 @@ PG_FUNCTION_INFO_V1(lsm_inspect_metapage);
 Datum
 lsm_inspect_metapage(PG_FUNCTION_ARGS)
 {
-	Relation	index = LsmInspectOpen(PG_GETARG_OID(0));
+	Relation	index = LsmOpenIndex(PG_GETARG_OID(0), AccessShareLock, LSM_OPEN_INSPECT);
 	Page		page = LsmInspectRead(index, LSM_METAPAGE_BLKNO);
 	LsmMetaPageData *m = LsmPageGetMeta(page);
 	TupleDesc	tupdesc;
@@ -203,7 +174,7 @@ Datum
 lsm_inspect_manifest(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	index = LsmInspectOpen(PG_GETARG_OID(0));
+	Relation	index = LsmOpenIndex(PG_GETARG_OID(0), AccessShareLock, LSM_OPEN_INSPECT);
 	Page		page = LsmInspectRead(index, LSM_METAPAGE_BLKNO);
 	LsmMetaPageData *m = LsmPageGetMeta(page);
 	uint32		nruns = Min(m->nruns, LSM_MAX_RUNS);
@@ -359,7 +330,7 @@ PG_FUNCTION_INFO_V1(lsm_inspect_page_header);
 Datum
 lsm_inspect_page_header(PG_FUNCTION_ARGS)
 {
-	Relation	index = LsmInspectOpen(PG_GETARG_OID(0));
+	Relation	index = LsmOpenIndex(PG_GETARG_OID(0), AccessShareLock, LSM_OPEN_INSPECT);
 	int64		blkno = PG_GETARG_INT64(1);
 	Page		page = LsmInspectRead(index, blkno);
 	PageHeader	ph = (PageHeader) page;
@@ -404,7 +375,7 @@ Datum
 lsm_inspect_page_items(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Relation	index = LsmInspectOpen(PG_GETARG_OID(0));
+	Relation	index = LsmOpenIndex(PG_GETARG_OID(0), AccessShareLock, LSM_OPEN_INSPECT);
 	int64		blkno = PG_GETARG_INT64(1);
 	Page		page = LsmInspectRead(index, blkno);
 	uint16		kind = LsmInspectOpaque(page)->kind;

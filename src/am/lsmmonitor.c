@@ -317,11 +317,7 @@ lsm_reset_stats(PG_FUNCTION_ARGS)
 	slot->stalls_slowdown = slot->stalls_stop = slot->stall_us = 0;
 	slot->self_flushes = 0;
 	slot->wal_log = slot->wal_flush = slot->wal_compact = 0;
-	pg_atomic_write_u64(&slot->lookups, 0);
-	pg_atomic_write_u64(&slot->filter_probes, 0);
-	pg_atomic_write_u64(&slot->filter_negatives, 0);
-	pg_atomic_write_u64(&slot->filter_false_positives, 0);
-	pg_atomic_write_u64(&slot->data_pages_read, 0);
+	LsmSlotResetLookupCounters(slot);
 	LsmSlotRelease(index, slot);
 	relation_close(index, AccessShareLock);
 	PG_RETURN_VOID();

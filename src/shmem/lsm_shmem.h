@@ -218,6 +218,8 @@ extern LWLock *LsmSlotLock(int slotno);
  * held, waits (interruptibly, up to LSM_SLOT_WAIT_MS), then ERROR */
 extern int	LsmSlotAssign(Relation index, uint32 *generation);
 extern void LsmSlotReset(LsmSlot *slot);
+/* zero the lookup counters (lookups, filter probes, data pages read) */
+extern void LsmSlotResetLookupCounters(LsmSlot *slot);
 extern void LsmSlotResetActive(LsmSlot *slot);
 extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 							   bool may_evict);

@@ -164,6 +164,17 @@ LsmSlotReset(LsmSlot *slot)
 	slot->in_recovery = false;
 }
 
+/* See lsm_shmem.h. */
+void
+LsmSlotResetLookupCounters(LsmSlot *slot)
+{
+	pg_atomic_write_u64(&slot->lookups, 0);
+	pg_atomic_write_u64(&slot->filter_probes, 0);
+	pg_atomic_write_u64(&slot->filter_negatives, 0);
+	pg_atomic_write_u64(&slot->filter_false_positives, 0);
+	pg_atomic_write_u64(&slot->data_pages_read, 0);
+}
+
 /*
  * Find or assign a slot for the index without waiting: the slot number, or
  * -1 when every slot is held (pinned by a scan, a flush or a load).
@@ -227,11 +238,7 @@ LsmSlotTryAssign(Relation index, uint32 *generation)
 				s->self_flushes = 0;
 				s->wal_log = s->wal_flush = s->wal_compact = 0;
 				s->last_flush_at = s->last_compaction_at = 0;
-				pg_atomic_write_u64(&s->lookups, 0);
-				pg_atomic_write_u64(&s->filter_probes, 0);
-				pg_atomic_write_u64(&s->filter_negatives, 0);
-				pg_atomic_write_u64(&s->filter_false_positives, 0);
-				pg_atomic_write_u64(&s->data_pages_read, 0);
+				LsmSlotResetLookupCounters(s);
 				s->dbid = dbid;
 				s->spcid = spc;
 				s->relnumber = rn;
