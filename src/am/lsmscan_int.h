@@ -77,6 +77,9 @@ typedef struct LsmScanMemtable
 	int			resumelen;
 } LsmScanMemtable;
 
+/* most keys one call of the merge hands a scan (LsmScanNext) */
+#define LSM_SCAN_AHEAD		64
+
 typedef struct LsmScanOpaqueData
 {
 	LsmKeyDesc	desc;
@@ -104,6 +107,12 @@ typedef struct LsmScanOpaqueData
 	bool		counted;		/* counted in lsm_manifest_readers (LsmScanStart) */
 	Buffer		metapin;
 	LsmMerge   *merge;
+	/* keys the merge handed out ahead (lsm_merge_next_many), valid until
+	 * its next call: [ahead_pos, ahead_n) not yet looked at */
+	int			ahead_n;
+	int			ahead_pos;
+	const uint8 *ahead_key[LSM_SCAN_AHEAD];
+	size_t		ahead_len[LSM_SCAN_AHEAD];
 	int			nmt;			/* memtable sources (active + immutable) */
 	LsmScanMemtable mts[1 + LSM_MAX_IMM];
 	int			slotno;			/* slot and generation the pins are in */

@@ -60,6 +60,7 @@ LsmScanFreeCore(void *arg)
 	}
 	lsm_merge_destroy(so->merge);
 	so->merge = NULL;
+	so->ahead_n = so->ahead_pos = 0;
 	for (int i = 0; i < 1 + LSM_MAX_IMM; i++)
 	{
 		LsmScanMemtable *m = &so->mts[i];
@@ -252,6 +253,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 				   InvalidBlockNumber, "starting a scan");
 	/* data pages decoded a piece at a time: LIMIT n reads about n entries */
 	lsm_merge_set_lazy(so->merge, 1);
+	so->ahead_n = so->ahead_pos = 0;
 	MemoryContextSwitchTo(old);
 }
 
@@ -345,7 +347,12 @@ LsmFeedMemtable(IndexScanDesc scan, int src)
 	lsm_merge_source_ready(so->merge, src);
 }
 
-/* Next matching entry of the merge; false at the end. */
+/*
+ * Next matching entry of the merge; false at the end.  The merge hands out
+ * a source's keys up to LSM_SCAN_AHEAD at a time while that source stays
+ * first (one core call per run of keys, not per key); they stay valid until
+ * the next call, which is made only once they are all looked at.
+ */
 bool
 LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *lenp)
 {
@@ -357,10 +364,29 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 		const uint8 *key;
 		size_t		len;
 		int			need;
+		int			n;
 		LsmStatus	st;
 
+		if (so->ahead_pos < so->ahead_n)
+		{
+			key = so->ahead_key[so->ahead_pos];
+			len = so->ahead_len[so->ahead_pos];
+			so->ahead_pos++;
+			if (LsmEntryMatches(scan, key, (int) len, tid))
+			{
+				if (keyp)
+				{
+					*keyp = key;
+					*lenp = len;
+				}
+				return true;
+			}
+			continue;
+		}
 		CHECK_FOR_INTERRUPTS();
-		st = lsm_merge_next(so->merge, &key, &len, &need);
+		so->ahead_n = so->ahead_pos = 0;
+		st = lsm_merge_next_many(so->merge, so->ahead_key, so->ahead_len,
+								 LSM_SCAN_AHEAD, &n, &need);
 		if (st == LSM_END)
 			return false;
 		if (st == LSM_NEED_PAGE)
@@ -385,15 +411,7 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 			}
 		}
 		LsmCheckStatus(index, st, InvalidBlockNumber, "scanning");
-		if (LsmEntryMatches(scan, key, (int) len, tid))
-		{
-			if (keyp)
-			{
-				*keyp = key;
-				*lenp = len;
-			}
-			return true;
-		}
+		so->ahead_n = n;		/* looked at from the top of the loop */
 	}
 }
 

@@ -25,7 +25,7 @@ uint8_t* Batch::Allocate(size_t len) {
   return blocks_[cur_block_].get();
 }
 
-uint8_t* Batch::AppendUninitialized(size_t len) {
+uint8_t* Batch::AppendSlow(size_t len) {
   // Grow geometrically (reserve(size + 1) would reallocate on every key),
   // and before allocating storage so a throw leaves the batch unchanged.
   if (entries_.size() == entries_.capacity())

@@ -51,8 +51,18 @@ class Batch {
   void Add(const uint8_t* key, size_t len);
 
   // Reserves len bytes of stable storage for a key being assembled and
-  // records it as the next entry; returns where to write it.
-  uint8_t* AppendUninitialized(size_t len);
+  // records it as the next entry; returns where to write it.  Inline: a
+  // page's decode calls it for every key (the slow path grows the storage).
+  uint8_t* AppendUninitialized(size_t len) {
+    if (entries_.size() < entries_.capacity() && cur_block_ < blocks_.size() &&
+        used_ + len <= kBlockSize) {
+      uint8_t* p = blocks_[cur_block_].get() + used_;
+      used_ += len;
+      entries_.push_back(Entry{p, len});
+      return p;
+    }
+    return AppendSlow(len);
+  }
 
   // Undo point for a failed multi-key append (decode of a corrupt page).
   struct Mark {
@@ -94,6 +104,7 @@ class Batch {
   };
 
   uint8_t* Allocate(size_t len);
+  uint8_t* AppendSlow(size_t len);
   void ClearKeys() {
     entries_.clear();
     cur_block_ = 0;

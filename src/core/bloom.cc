@@ -6,6 +6,7 @@
 #include "api_guard.h"
 #include "bloom.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -330,7 +331,21 @@ double lsm_bloom_expected_fpr(uint32_t bits_per_key) noexcept {
   LSM_API_TRY
   const uint32_t k = lsm::BloomNumProbes(bits_per_key);
   if (k == 0) return 1.0;
-  return lsm::BloomBlockedFpRate(bits_per_key, k);
+  // The model sums a few hundred terms (about 20 us): the planner asks for
+  // it on every plan of a query on an lsm index, so each value is computed
+  // once per process.  The bit pattern of a rate (> 0) is never 0, which
+  // marks an empty entry; racing threads store the same value.
+  static std::atomic<uint64_t> memo[lsm::kBloomMaxBitsPerKey + 1];
+  uint64_t bits = memo[bits_per_key].load(std::memory_order_relaxed);
+  double rate;
+  if (bits != 0) {
+    std::memcpy(&rate, &bits, sizeof(rate));
+    return rate;
+  }
+  rate = lsm::BloomBlockedFpRate(bits_per_key, k);
+  std::memcpy(&bits, &rate, sizeof(bits));
+  memo[bits_per_key].store(bits, std::memory_order_relaxed);
+  return rate;
   LSM_API_CATCH_RETURN(1.0)
 }
 

@@ -492,6 +492,17 @@ LsmStatus lsm_merge_next(LsmMerge* m, const uint8_t** key, size_t* len,
   LSM_API_CATCH_STATUS
 }
 
+LsmStatus lsm_merge_next_many(LsmMerge* m, const uint8_t** keys, size_t* lens,
+                              int max, int* n, int* need_src) noexcept {
+  LSM_API_TRY
+  if (n != nullptr) *n = 0;
+  if (m == nullptr || keys == nullptr || lens == nullptr || n == nullptr ||
+      need_src == nullptr || max < 1)
+    return LSM_INVALID;
+  return m->rep.NextMany(keys, lens, max, n, need_src);
+  LSM_API_CATCH_STATUS
+}
+
 LsmStatus lsm_merge_feed_datapage(LsmMerge* m, int src, const uint8_t* content,
                                   size_t len, int* in_range) noexcept {
   LSM_API_TRY

@@ -335,6 +335,17 @@ void		lsm_merge_source_done(LsmMerge *m, int src) LSM_NOEXCEPT;
  */
 LsmStatus	lsm_merge_next(LsmMerge *m, const uint8_t **key, size_t *len, int *need_src) LSM_NOEXCEPT;
 /*
+ * lsm_merge_next for up to max keys at once (a scan's per-entry cost): on
+ * LSM_OK, keys[0..*n) and lens[0..*n) hold 1 <= *n <= max keys in scan order,
+ * all of one source's batch, the run of keys that lsm_merge_next would have
+ * returned next, one by one, without asking for a page (it stops before a
+ * key that another source's batch ties or precedes, before the batch's end
+ * and before the far bound).  They stay valid until the next call.  Other
+ * statuses as lsm_merge_next (*n = 0).  REQUIRES: max >= 1.
+ */
+LsmStatus	lsm_merge_next_many(LsmMerge *m, const uint8_t **keys, size_t *lens,
+								int max, int *n, int *need_src) LSM_NOEXCEPT;
+/*
  * Feed source src (which lsm_merge_next asked for) the next data page of a
  * run, one call per page: the page's content is decoded into the source's
  * batch (for a forward scan with a bound, only what the scan needs of it, see

@@ -249,16 +249,58 @@ LsmStatus Memtable::CopyChunk(const void* base, const LsmMemtable* mt,
   } else {
     x = FindLessThan(base, mt, nullptr, 0);
   }
+  if (x == 0) return LSM_OK;
+  // The max + 1 nodes ending at x, without a search from the top per node
+  // (the list has no back links): walk level 0 forward to x from a node
+  // that precedes it at a higher level, a higher level (farther back, about
+  // kBranching^level nodes) until the walk covers max + 1 nodes or starts at
+  // the head.  The last max + 1 nodes of the walk are kept in a ring.
+  const Slice xk = Key(base, x);
+  uint32_t preds[kMaxHeight];
+  {
+    uint32_t p = mt->head;
+    for (int level = static_cast<int>(mt->max_height) - 1; level >= 0; level--) {
+      for (;;) {
+        uint32_t next = NextArray(base, p)[level];
+        if (next == 0) break;
+        Slice k = Key(base, next);
+        if (CompareKeys(k.data, k.size, xk.data, xk.size) >= 0) break;
+        p = next;
+      }
+      preds[level] = p;  // last node before x at this level (or the head)
+    }
+  }
+  const size_t want = max + 1;
+  std::vector<uint32_t> ring(want);
+  size_t count = 0;
+  for (int level = 1;; level++) {
+    const uint32_t from =
+        level < static_cast<int>(mt->max_height) ? preds[level] : mt->head;
+    bool reached = false;
+    count = 0;
+    for (uint32_t y = from == mt->head ? Next(base, from) : from; y != 0;
+         y = Next(base, y)) {
+      ring[count % want] = y;
+      count++;
+      if (y == x) {
+        reached = true;
+        break;
+      }
+    }
+    if (!reached) return LSM_CORRUPT;  // x follows every node before it
+    if (count >= want || from == mt->head) break;
+  }
+  // ring holds the last min(count, want) nodes, x last: take them backward
   std::vector<uint32_t> nodes;
-  while (x != 0) {
-    Slice k = Key(base, x);
+  for (size_t i = 0; i < count && i < want; i++) {
+    uint32_t y = ring[(count - 1 - i) % want];
+    Slice k = Key(base, y);
     if (lo != nullptr && CompareKeys(k.data, k.size, lo, lolen) < 0) break;
     if (nodes.size() == max) {
       *more = 1;
       break;
     }
-    nodes.push_back(x);
-    x = FindLessThan(base, mt, k.data, k.size);
+    nodes.push_back(y);
   }
   for (size_t i = nodes.size(); i-- > 0;) {
     Slice k = Key(base, nodes[i]);

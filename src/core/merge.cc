@@ -267,4 +267,42 @@ LsmStatus MergingIterator::Next(const uint8_t** key, size_t* len,
   }
 }
 
+LsmStatus MergingIterator::NextMany(const uint8_t** keys, size_t* lens,
+                                    int max, int* n, int* need_src) {
+  *n = 0;
+  LsmStatus st = Next(&keys[0], &lens[0], need_src);
+  if (st != LSM_OK) return st;
+  int got = 1;
+  // Next left the key's source current at it (pending_): take its following
+  // keys while they are in its batch, within the far bound, and strictly
+  // before the heap top's key (a tie goes through Next, which de-duplicates).
+  Source& s = sources_[current_];
+  const Batch& b = s.batch.rep;
+  const bool single = heap_.empty();
+  const Slice top = single ? Slice() : Current(heap_[0]);
+  while (got < max) {
+    size_t pos;
+    if (!backward_) {
+      if (s.pos + 1 >= b.size()) break;
+      pos = s.pos + 1;
+    } else {
+      if (s.pos == 0) break;
+      pos = s.pos - 1;
+    }
+    const Slice k = b.Get(pos);
+    if (!s.within && (backward_ ? BeforeLo(k) : BeyondHi(k))) break;
+    if (!single) {
+      const int c = CompareKeys(k, top);
+      if (backward_ ? c <= 0 : c >= 0) break;
+    }
+    s.pos = pos;
+    last_ = k;
+    keys[got] = k.data;
+    lens[got] = k.size;
+    got++;
+  }
+  *n = got;
+  return LSM_OK;
+}
+
 }  // namespace lsm

@@ -50,6 +50,10 @@ class MergingIterator {
   void SourceReady(int src);
   void SourceDone(int src);
   LsmStatus Next(const uint8_t** key, size_t* len, int* need_src);
+  // Next, then the current source's following keys while they stay first,
+  // up to max in all (lsm_merge_next_many).  REQUIRES: max >= 1.
+  LsmStatus NextMany(const uint8_t** keys, size_t* lens, int max, int* n,
+                     int* need_src);
   // Decodes a run's data page into src's batch and marks it ready
   // (lsm_merge_feed_datapage).
   LsmStatus FeedDataPage(int src, const uint8_t* content, size_t len,

@@ -190,6 +190,12 @@ TEST(ApiTest, MergeInvalidArguments) {
   EXPECT_EQ(lsm_merge_next(m, nullptr, &len, &src), LSM_INVALID);
   EXPECT_EQ(lsm_merge_next(m, &k, nullptr, &src), LSM_INVALID);
   EXPECT_EQ(lsm_merge_next(m, &k, &len, nullptr), LSM_INVALID);
+  int n = -1;
+  EXPECT_EQ(lsm_merge_next_many(m, &k, &len, 0, &n, &src), LSM_INVALID);
+  EXPECT_EQ(n, 0);
+  EXPECT_EQ(lsm_merge_next_many(m, nullptr, &len, 1, &n, &src), LSM_INVALID);
+  EXPECT_EQ(lsm_merge_next_many(m, &k, &len, 1, nullptr, &src), LSM_INVALID);
+  EXPECT_EQ(lsm_merge_next_many(nullptr, &k, &len, 1, &n, &src), LSM_INVALID);
   lsm_merge_source_done(m, -3);
   EXPECT_EQ(lsm_merge_next(m, &k, &len, &src), LSM_INVALID);
   lsm_merge_destroy(m);

@@ -32,9 +32,10 @@ bool BeyondHi(const Bounds& b, const Key& k) {
 // Runs the merge protocol the way the shim does; checks that a source the
 // iterator finished (its batch crossed the far bound) is never asked again.
 // lazy: every batch goes in as a data page, decoded a piece at a time.
+// many > 0: through lsm_merge_next_many, up to many keys a call.
 std::vector<Key> RunMerge(const std::vector<Source>& sources, bool backward,
                           const Bounds& bounds, std::vector<int>* ask_order,
-                          bool lazy = false) {
+                          bool lazy = false, int many = 0) {
   const int n = static_cast<int>(sources.size());
   LsmMerge* m = nullptr;
   EXPECT_EQ(lsm_merge_create(
@@ -55,21 +56,29 @@ std::vector<Key> RunMerge(const std::vector<Source>& sources, bool backward,
       ADD_FAILURE() << "merge does not terminate";
       break;
     }
-    const uint8_t* key;
-    size_t len;
+    const uint8_t* keys[64];
+    size_t lens[64];
+    int got = 1;
     int src = -1;
-    LsmStatus st = lsm_merge_next(m, &key, &len, &src);
+    LsmStatus st = many > 0
+                       ? lsm_merge_next_many(m, keys, lens, many, &got, &src)
+                       : lsm_merge_next(m, &keys[0], &lens[0], &src);
+    if (many == 0 && st != LSM_OK) got = 0;
     if (st == LSM_END) break;
     if (st == LSM_OK) {
-      out.emplace_back(reinterpret_cast<const char*>(key), len);
-      // the iterator names the source whose batch holds the key
+      EXPECT_TRUE(got >= 1 && got <= (many > 0 ? many : 1)) << got << " keys";
+      // the iterator names the source whose batch holds the keys
       const int last = lsm_merge_last_source(m);
-      EXPECT_TRUE(last >= 0 && last < n && current[last] != nullptr &&
-                  std::find(current[last]->begin(), current[last]->end(),
-                            out.back()) != current[last]->end())
-          << "lsm_merge_last_source named source " << last;
+      for (int i = 0; i < got; i++) {
+        out.emplace_back(reinterpret_cast<const char*>(keys[i]), lens[i]);
+        EXPECT_TRUE(last >= 0 && last < n && current[last] != nullptr &&
+                    std::find(current[last]->begin(), current[last]->end(),
+                              out.back()) != current[last]->end())
+            << "lsm_merge_last_source named source " << last;
+      }
       continue;
     }
+    EXPECT_EQ(got, 0) << "no keys with status " << st;
     EXPECT_EQ(lsm_merge_last_source(m), -1);
     if (st != LSM_NEED_PAGE) {
       ADD_FAILURE() << "status " << st;
@@ -198,10 +207,14 @@ TEST(MergeTest, RandomAgainstReference) {
     std::vector<Source> sources = RandomSources(&gen, universe, n);
     Bounds bounds = RandomBounds(&gen, universe);
     for (bool backward : {false, true}) {
-      std::vector<Key> got = RunMerge(sources, backward, bounds, nullptr);
-      if (HasFailure()) return;
-      ASSERT_EQ(got, Reference(sources, backward, bounds))
-          << "round " << round << " backward " << backward;
+      for (int many : {0, 1, 3, 64}) {
+        std::vector<Key> got =
+            RunMerge(sources, backward, bounds, nullptr, false, many);
+        if (HasFailure()) return;
+        ASSERT_EQ(got, Reference(sources, backward, bounds))
+            << "round " << round << " backward " << backward << " many "
+            << many;
+      }
     }
   }
 }
@@ -220,10 +233,14 @@ TEST(MergeTest, LazyPagesAgainstReference) {
     std::vector<Source> sources = RandomSources(&gen, universe, n, 300);
     Bounds bounds = RandomBounds(&gen, universe);
     for (bool backward : {false, true}) {
-      std::vector<Key> got = RunMerge(sources, backward, bounds, nullptr, true);
-      if (HasFailure()) return;
-      ASSERT_EQ(got, Reference(sources, backward, bounds))
-          << "round " << round << " backward " << backward;
+      for (int many : {0, 5, 64}) {
+        std::vector<Key> got =
+            RunMerge(sources, backward, bounds, nullptr, true, many);
+        if (HasFailure()) return;
+        ASSERT_EQ(got, Reference(sources, backward, bounds))
+            << "round " << round << " backward " << backward << " many "
+            << many;
+      }
     }
   }
 }
