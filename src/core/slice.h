@@ -21,11 +21,32 @@ struct Slice {
   Slice(const uint8_t* d, size_t n) : data(d), size(n) {}
 };
 
+// The sign of memcmp(a, b, n).  Most keys differ in their first 8 bytes (an
+// int8 key is a flag byte and 8 bytes): those are compared as one big-endian
+// word, without a call.
+inline int ComparePrefix(const uint8_t* a, const uint8_t* b, size_t n) {
+  if (n >= 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a, 8);
+    std::memcpy(&y, b, 8);
+    if (x != y) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      x = __builtin_bswap64(x);
+      y = __builtin_bswap64(y);
+#endif
+      return x < y ? -1 : 1;
+    }
+    a += 8;
+    b += 8;
+    n -= 8;
+  }
+  return n == 0 ? 0 : std::memcmp(a, b, n);
+}
+
 // <0, 0, >0 like memcmp; a proper prefix sorts first.
 inline int CompareKeys(const uint8_t* a, size_t alen, const uint8_t* b,
                        size_t blen) {
-  size_t n = alen < blen ? alen : blen;
-  int r = n == 0 ? 0 : std::memcmp(a, b, n);
+  int r = ComparePrefix(a, b, alen < blen ? alen : blen);
   if (r != 0) return r;
   return alen < blen ? -1 : (alen > blen ? 1 : 0);
 }
@@ -36,7 +57,7 @@ inline int CompareKeys(const Slice& a, const Slice& b) {
 
 inline bool KeysEqual(const uint8_t* a, size_t alen, const uint8_t* b,
                       size_t blen) {
-  return alen == blen && (alen == 0 || std::memcmp(a, b, alen) == 0);
+  return alen == blen && ComparePrefix(a, b, alen) == 0;
 }
 
 // True if key k lies beyond the prefix upper bound hi: the first
@@ -45,8 +66,7 @@ inline bool KeysEqual(const uint8_t* a, size_t alen, const uint8_t* b,
 // is beyond hi, so is every key greater than k.
 inline bool BeyondPrefixUpper(const uint8_t* k, size_t klen, const uint8_t* hi,
                               size_t hilen) {
-  size_t n = klen < hilen ? klen : hilen;
-  return n != 0 && std::memcmp(k, hi, n) > 0;
+  return ComparePrefix(k, hi, klen < hilen ? klen : hilen) > 0;
 }
 
 // Length of the longest common prefix of a and b.

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <string>
 #include <random>
 #include <set>
 #include <vector>
@@ -386,3 +388,60 @@ TEST(DataPageTest, FuzzCheckNeverCrashes) {
 }
 
 }  // namespace
+
+namespace {
+
+// memcmp order, shorter first on a tie: the order every key comparison uses.
+int ReferenceCompare(const std::string& a, const std::string& b) {
+  size_t n = std::min(a.size(), b.size());
+  int r = n == 0 ? 0 : std::memcmp(a.data(), b.data(), n);
+  if (r != 0) return r < 0 ? -1 : 1;
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+int Sign(int x) { return x < 0 ? -1 : (x > 0 ? 1 : 0); }
+
+}  // namespace
+
+// CompareKeys's 8-byte word path agrees with memcmp order: random bytes
+// (high bits set), shared prefixes of every length around 8, ties by length.
+TEST(SliceTest, CompareKeysMatchesMemcmpOrder) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 200000; i++) {
+    std::string a(rng() % 20, '\0'), b;
+    for (char& c : a) c = static_cast<char>(rng() % 4 == 0 ? 0xFF : rng() & 0xFF);
+    b = a.substr(0, rng() % (a.size() + 1));  // a shared prefix
+    size_t extra = rng() % 12;
+    for (size_t j = 0; j < extra; j++)
+      b.push_back(static_cast<char>(rng() % 3 == 0 ? 0x00 : rng() & 0xFF));
+    const auto* pa = reinterpret_cast<const uint8_t*>(a.data());
+    const auto* pb = reinterpret_cast<const uint8_t*>(b.data());
+    ASSERT_EQ(Sign(lsm::CompareKeys(pa, a.size(), pb, b.size())),
+              ReferenceCompare(a, b))
+        << "case " << i;
+    ASSERT_EQ(Sign(lsm::CompareKeys(pb, b.size(), pa, a.size())),
+              ReferenceCompare(b, a))
+        << "case " << i;
+  }
+}
+
+// KeysEqual and BeyondPrefixUpper on the same kind of inputs.
+TEST(SliceTest, EqualityAndPrefixBoundMatchMemcmp) {
+  std::mt19937_64 rng(12);
+  for (int i = 0; i < 200000; i++) {
+    std::string a(rng() % 20, '\0'), b;
+    for (char& c : a) c = static_cast<char>(rng() & 0xFF);
+    b = a.substr(0, rng() % (a.size() + 1));
+    if (rng() % 2) b = a;
+    size_t extra = rng() % 12;
+    for (size_t j = 0; j < extra; j++) b.push_back(static_cast<char>(rng() & 0xFF));
+    if (!b.empty() && rng() % 3 == 0) b[rng() % b.size()] ^= 1;
+    const auto* pa = reinterpret_cast<const uint8_t*>(a.data());
+    const auto* pb = reinterpret_cast<const uint8_t*>(b.data());
+    ASSERT_EQ(lsm::KeysEqual(pa, a.size(), pb, b.size()), a == b) << "case " << i;
+    const size_t n = std::min(a.size(), b.size());
+    const bool beyond = n != 0 && std::memcmp(pa, pb, n) > 0;
+    ASSERT_EQ(lsm::BeyondPrefixUpper(pa, a.size(), pb, b.size()), beyond)
+        << "case " << i;
+  }
+}
