@@ -19,7 +19,9 @@
 # index scans (reading the heap); point lookups that hit and that miss; the
 # first point lookup of a new connection (pgbench -C).  Each figure is the
 # median over --reps runs of pgbench's average statement latency over
-# --seconds seconds.  Prints one table with the ratio lsm/btree and the
+# --seconds seconds, and of the backend's CPU time per statement (psql, the
+# same queries with parameters drawn alike; /proc/self/schedstat).
+# Prints one table with the ratio lsm/btree and the
 # Reads issue's targets (hit/missed); writes reads_states.csv (raw),
 # reads_states_median.csv and reads_states.txt into the results directory.
 #
@@ -136,6 +138,39 @@ latency() {
 	echo "$lat"
 }
 
+# cpu_us QUERY TABLE: backend CPU per statement (µs): /proc/self/schedstat of
+# a psql session's backend around N statements of the query, with parameters
+# drawn as the pgbench script draws them (wall clock on a shared machine
+# moves by +-50%; CPU time much less).  "-" for first_lookup (a connection).
+cpu_us() {
+	local qn=$1 t=$2 n gen opts="SET enable_seqscan = off; SET enable_bitmapscan = off;"
+	local st="SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint"
+	case $qn in
+	first_lookup) echo -; return ;;
+	range100000*) n=20 ;;
+	range1000_*) n=200 ;;
+	*) n=1000 ;;
+	esac
+	case $qn in *_plain) opts="$opts SET enable_indexonlyscan = off;" ;; esac
+	case $qn in
+	orderby) gen="SELECT 'SELECT k FROM $t ORDER BY k LIMIT 10' FROM generate_series(1, $n)" ;;
+	orderby_desc) gen="SELECT 'SELECT k FROM $t ORDER BY k DESC LIMIT 10' FROM generate_series(1, $n)" ;;
+	max) gen="SELECT 'SELECT max(k) FROM $t' FROM generate_series(1, $n)" ;;
+	point_hit) gen="SELECT format('SELECT count(*) FROM $t WHERE k = %s', k) FROM probe, generate_series(1, $n) g WHERE i = 1 + g % (SELECT count(*) FROM probe)" ;;
+	point_miss) gen="SELECT format('SELECT count(*) FROM $t WHERE k = %s', -1 - (random() * 1e12)::int8) FROM generate_series(1, $n)" ;;
+	range*_ios) gen="SELECT format('SELECT count(*) FROM $t WHERE k BETWEEN %s AND %s', lo, hi) FROM probe_r${qn//[!0-9]/}, generate_series(1, $n) g WHERE i = 1 + g % (SELECT count(*) FROM probe_r${qn//[!0-9]/})" ;;
+	range*_plain) gen="SELECT format('SELECT count(pad) FROM $t WHERE k BETWEEN %s AND %s', lo, hi) FROM probe_r${qn//[!0-9]/}, generate_series(1, $n) g WHERE i = 1 + g % (SELECT count(*) FROM probe_r${qn//[!0-9]/})" ;;
+	esac
+	{
+		echo "$opts"
+		echo "$st AS c0 \\gset"
+		q "$gen" | sed 's|$| \\g /dev/null|'
+		echo "SELECT round(($st - :c0) / 1000.0 / $n, 1);"
+	} >"$WORK/cpu_${qn}_$t.sql"
+	chmod 644 "$WORK/cpu_${qn}_$t.sql"
+	as_pg psql -X -q -At -h "$PGHOST" -p "$PGPORT" -d postgres -f "$WORK/cpu_${qn}_$t.sql" | tail -n1
+}
+
 measure() { # measure STATE
 	local state=$1 rep qn t
 	lsm_log "measuring: $state ($(q "SELECT memtable_entries || ' memtable entries, ' || runs || ' runs' FROM lsm_am.index_stats('rd_l_k')"))"
@@ -147,6 +182,7 @@ measure() { # measure STATE
 		for qn in "${QUERIES[@]}"; do
 			for t in rd_b rd_l; do
 				csv_add "$RAW" reads "$rep" "$([ $t = rd_l ] && echo lsm || echo btree)" "$state" "$qn" "$(latency "$qn" "$t")"
+				csv_add "$RAW" reads "$rep" "$([ $t = rd_l ] && echo lsm || echo btree)" "$state" "${qn}_cpu" "$(cpu_us "$qn" "$t")"
 			done
 		done
 	done
@@ -181,7 +217,8 @@ target_of() { # target_of STATE QUERY: the issue's bound on lsm/btree, or "-"
 {
 	echo
 	echo "(c) reads: $ROWS random int8 keys, warm cache, medians of $REPS x ${SECS}s (pgbench, one client)"
-	printf '  %-11s %-17s %10s %10s %8s %8s %s\n' state query "btree ms" "lsm ms" lsm/bt target result
+	echo "  (wall: pgbench latency; CPU: the backend's CPU per statement, /proc/self/schedstat)"
+	printf '  %-11s %-17s %10s %10s %8s %8s %-7s %10s %10s %8s\n' state query "btree ms" "lsm ms" lsm/bt target result "btree µs" "lsm µs" "CPU l/b"
 	for state in compacted "mem 100k" "mem 1M" "L0 trigger"; do
 		for qn in "${QUERIES[@]}"; do
 			b=$(med "$MED" reads btree "$state" "$qn")
@@ -190,7 +227,10 @@ target_of() { # target_of STATE QUERY: the issue's bound on lsm/btree, or "-"
 			tg=$(target_of "$state" "$qn")
 			v=-
 			[ "$tg" = - ] || v=$(verdict "$r" '<=' "$tg")
-			printf '  %-11s %-17s %10s %10s %8s %8s %s\n' "$state" "$qn" "$(fmt_num "$b" 3)" "$(fmt_num "$l" 3)" "$r" "$tg" "$v"
+			bc=$(med "$MED" reads btree "$state" "${qn}_cpu")
+			lc=$(med "$MED" reads lsm "$state" "${qn}_cpu")
+			printf '  %-11s %-17s %10s %10s %8s %8s %-7s %10s %10s %8s\n' "$state" "$qn" "$(fmt_num "$b" 3)" "$(fmt_num "$l" 3)" "$r" "$tg" "$v" \
+				"$(fmt_num "$bc" 1)" "$(fmt_num "$lc" 1)" "$(ratio "$lc" "$bc")"
 		done
 		printf '  %-11s runs per level (L0/L1/...): %s\n' "" "$(med "$MED" reads lsm "$state" runs_per_level)"
 	done
