@@ -25,6 +25,7 @@
 #define LSM_AM_H
 
 #include "access/amapi.h"
+#include "executor/execdesc.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 
@@ -47,6 +48,20 @@ extern bool lsminsert(Relation index, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,
 					  struct IndexInfo *indexInfo);
+
+/* lsminsert.c: one entry into the index at once, not buffered */
+extern void LsmInsertEntryNow(Relation index, const uint8 *entry, int len);
+
+/* lsmunique.c: aminsert of a unique index; CREATE UNIQUE INDEX's duplicates */
+extern bool LsmUniqueInsert(Relation index, Datum *values, bool *isnull,
+							ItemPointer ht_ctid, Relation heapRel,
+							IndexUniqueCheck checkUnique,
+							const uint8 *entry, int len);
+LSM_NORETURN extern void LsmUniqueBuildDuplicate(Relation heap, Relation index,
+												 IndexInfo *indexInfo,
+												 ItemPointer tid);
+/* after ExecutorStart of INSERT ... ON CONFLICT (PostgreSQL < 18) */
+extern void LsmSpeculativeOpen(QueryDesc *queryDesc);
 
 /* lsmscan.c */
 extern IndexScanDesc lsmbeginscan(Relation r, int nkeys, int norderbys);
