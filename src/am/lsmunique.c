@@ -38,6 +38,9 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_inherits.h"
+#include "nodes/plannodes.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
@@ -311,13 +314,8 @@ LsmUniqueBuildDuplicate(Relation heap, Relation index, IndexInfo *indexInfo,
  * btree (rd_rel->relam only: its AM routines, rd_indam, stay lsm's; nothing
  * but that check reads relam in ExecOpenIndices).  A partitioned table opens
  * its partitions' indexes while rows are routed, outside any such window:
- * refused with a hint.
+ * refused with a hint.  (LSM_SPECULATIVE_BTREE_ONLY, lsm_compat.h: not on 18.)
  * ------------------------------------------------------------------------ */
-#if PG_VERSION_NUM < 180000
-
-#include "catalog/pg_am_d.h"
-#include "catalog/pg_inherits.h"
-#include "nodes/plannodes.h"
 
 typedef struct LsmSpecIndex
 {
@@ -437,6 +435,8 @@ LsmSpeculativeOpen(QueryDesc *queryDesc)
 	EState	   *estate = queryDesc->estate;
 	ListCell   *lc;
 
+	if (!LSM_SPECULATIVE_BTREE_ONLY)
+		return;
 	if (queryDesc->operation != CMD_INSERT && queryDesc->operation != CMD_SELECT &&
 		!queryDesc->plannedstmt->hasModifyingCTE)
 		return;
@@ -444,12 +444,3 @@ LsmSpeculativeOpen(QueryDesc *queryDesc)
 	foreach(lc, estate->es_auxmodifytables)
 		LsmSpeculativeNode((PlanState *) lfirst(lc));
 }
-
-#else
-
-void
-LsmSpeculativeOpen(QueryDesc *queryDesc)
-{
-}
-
-#endif
