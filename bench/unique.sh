@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# bench/unique.sh — the Unique issue's figures (issue 17): an idempotency key.
+# A table of random UUIDs with a unique index, btree or lsm, preloaded with
+# ROWS rows (the index several times shared_buffers), then 2 pgbench clients
+# for DURATION seconds, one row per statement:
+#     INSERT INTO ev VALUES (gen_random_uuid(), 1) ON CONFLICT (u) DO NOTHING   (95%)
+#     INSERT INTO ev SELECT u, 2 FROM dupkeys WHERE i = :i ON CONFLICT ... (5%: a key already there)
+# Reports rows/s (all, and over the last third of the time), index WAL per
+# row (pg_waldump of the index relation; a replication slot keeps the WAL),
+# duplicates rejected (statements of the duplicate script, against rows that
+# went in: every duplicate must be rejected and every new key inserted), and
+# for lsm the run pages read and bloom filter probes per uniqueness check
+# (lsm_am.lookup_stats).
+#
+#   bash bench/unique.sh [--rows N] [--duration S] [--quick] [--out DIR]
+#
+# Run as root; uses a throwaway cluster (synchronous_commit = off, so the
+# figures are the index's, not the commit flush's).  Results:
+# <out>/unique.csv and unique_table.txt.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+require_root
+
+ROWS=10000000
+DURATION=120
+OUT=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rows) ROWS=${2:?}; shift 2 ;;
+	--duration) DURATION=${2:?}; shift 2 ;;
+	--quick) ROWS=300000; DURATION=20; shift ;;
+	--out) OUT=${2:?}; shift 2 ;;
+	*) lsm_die "unique.sh: unknown argument $1" ;;
+	esac
+done
+OUT=$(bench_results_dir "${OUT:-${BENCH_OUT:-}}")
+CSV=$OUT/unique.csv
+csv_init "$CSV"
+bench_cluster unique "max_wal_size = '1GB'" "checkpoint_timeout = '5min'" "autovacuum = off" \
+	"synchronous_commit = off" "max_wal_senders = 2"
+WORK=$BENCH_SCRATCH/work
+mkdir -p "$WORK"
+chown postgres "$WORK"
+q "CREATE EXTENSION lsm_am"
+pgb() { as_pg PGHOST="$PGHOST" PGPORT="$PGPORT" pgbench -n "$@" postgres; }
+
+for am in btree lsm; do
+	t="ev_$am"
+	lsm_log "$t: preloading $ROWS random UUIDs, unique $am index"
+	q "CREATE TABLE $t (u uuid NOT NULL, v int NOT NULL);
+	   INSERT INTO $t SELECT gen_random_uuid(), 0 FROM generate_series(1, $ROWS);
+	   CREATE UNIQUE INDEX ${t}_u ON $t USING $am (u);
+	   CREATE TABLE dupkeys_$am AS SELECT row_number() OVER () AS i, u FROM (SELECT u FROM $t LIMIT 100000) s;
+	   CREATE INDEX ON dupkeys_$am (i);
+	   VACUUM ANALYZE $t; CHECKPOINT;" >/dev/null
+	size=$(q "SELECT pg_relation_size('${t}_u')")
+	echo "INSERT INTO $t VALUES (gen_random_uuid(), 1) ON CONFLICT (u) DO NOTHING;" >"$WORK/new.sql"
+	printf '\\set i random(1, 100000)\nINSERT INTO %s SELECT u, 2 FROM dupkeys_%s WHERE i = :i ON CONFLICT (u) DO NOTHING;\n' \
+		"$t" "$am" >"$WORK/dup.sql"
+	[ "$am" = btree ] || q "SELECT lsm_am.reset_lookup_stats('${t}_u')" >/dev/null
+	q "SELECT pg_create_physical_replication_slot('bench', true)" >/dev/null
+	n0=$(q "SELECT count(*) FROM $t")
+	start_lsn=$(wal_lsn)
+	t0=$(date +%s.%N)
+	(cd "$WORK" && pgb -c 2 -j 2 -T "$DURATION" -M prepared -f "$WORK/new.sql@95" -f "$WORK/dup.sql@5" \
+		-l --log-prefix="$WORK/log_$am" >"$WORK/pgbench_$am.out" 2>&1) ||
+		{ cat "$WORK/pgbench_$am.out" >&2; lsm_die "pgbench failed on $t"; }
+	end_lsn=$(wal_lsn)
+	rel=$(relspec "${t}_u")
+	read -r idx_wal idx_fpi <<<"$(as_pg pg_waldump -p "$BENCH_DATADIR/pg_wal" -s "$start_lsn" -e "$end_lsn" \
+		--relation="$rel" --stats=record 2>/dev/null | awk '$1 == "Total" { print $7, $5 }')"
+	q "SELECT pg_drop_replication_slot('bench')" >/dev/null
+	n1=$(q "SELECT count(*) FROM $t")
+	dup_in=$(q "SELECT count(*) FROM $t WHERE v = 2")
+	# per-script statement counts: pgbench log "client tx latency script epoch us"
+	cat "$WORK"/log_"$am"* | awk -v t0="$t0" '{ printf "%.6f %d\n", $5 + $6 / 1e6 - t0, $4 }' | sort -g >"$WORK/tx_$am.txt"
+	read -r ntx nnew ndup tmax late late_s <<<"$(awk '{ n++; c[$2]++; t[n] = $1 } END {
+		tm = t[n]; l = 0; for (i = 1; i <= n; i++) if (t[i] > tm * 2 / 3) l++
+		print n, c[0] + 0, c[1] + 0, tm, l, tm / 3 }' "$WORK/tx_$am.txt")"
+	inserted=$((n1 - n0))
+	add() { csv_add "$CSV" unique 1 "$am" random_uuid "$1" "$2"; }
+	add index_mb_before "$(awk -v s="$size" 'BEGIN { printf "%.0f", s / 1048576 }')"
+	add statements "$ntx"
+	add rows_per_s "$(awk -v n="$ntx" -v t="$tmax" 'BEGIN { printf "%.0f", n / t }')"
+	add rows_per_s_last_third "$(awk -v n="$late" -v t="$late_s" 'BEGIN { printf "%.0f", n / t }')"
+	add index_wal_bytes_per_row "$(awk -v w="${idx_wal:-0}" -v n="$ntx" 'BEGIN { printf "%.1f", w / n }')"
+	add index_fpi_bytes_per_row "$(awk -v w="${idx_fpi:-0}" -v n="$ntx" 'BEGIN { printf "%.1f", w / n }')"
+	add new_keys_sent "$nnew"
+	add duplicates_sent "$ndup"
+	add rows_inserted "$inserted"
+	add duplicates_rejected "$((ntx - inserted))"
+	add duplicates_inserted "$dup_in"
+	[ "$inserted" = "$nnew" ] && [ "$dup_in" = 0 ] ||
+		lsm_log "WARNING: $t: $nnew new keys sent, $inserted rows inserted, $dup_in duplicates inserted"
+	if [ "$am" = lsm ]; then
+		IFS='|' read -r lookups probes negatives fps pages <<<"$(q "SELECT lookups, filter_probes, filter_negatives, false_positives, data_pages_read FROM lsm_am.lookup_stats('${t}_u')")"
+		add checks "$lookups"
+		add run_pages_read_per_check "$(awk -v p="$pages" -v n="$lookups" 'BEGIN { printf "%.4f", n ? p / n : 0 }')"
+		add filter_probes_per_check "$(awk -v p="$probes" -v n="$lookups" 'BEGIN { printf "%.2f", n ? p / n : 0 }')"
+		add filter_false_positives "$fps"
+		add runs "$(q "SELECT count(*) FROM lsm_am.index_info('${t}_u')")"
+	fi
+	add index_mb_after "$(q "SELECT round(pg_relation_size('${t}_u') / 1048576.0)")"
+	q "DROP TABLE $t" >/dev/null
+done
+
+{
+	echo "Unique index on random UUIDs: $ROWS rows preloaded, 2 clients x $DURATION s, INSERT ... ON CONFLICT (u) DO NOTHING, 5% duplicates"
+	echo "(shared_buffers $BENCH_SHARED_BUFFERS, synchronous_commit off)"
+	awk -F, 'NR > 1 { v[$5, $3] = $6; if (!($5 in seen)) { seen[$5] = 1; o[++m] = $5 } }
+		END { printf "%-28s %14s %14s\n", "metric", "btree", "lsm"
+		      for (i = 1; i <= m; i++) printf "%-28s %14s %14s\n", o[i], v[o[i], "btree"], v[o[i], "lsm"] }' "$CSV"
+	b=$(awk -F, '$3 == "btree" && $5 == "rows_per_s_last_third" { print $6 }' "$CSV")
+	l=$(awk -F, '$3 == "lsm" && $5 == "rows_per_s_last_third" { print $6 }' "$CSV")
+	bw=$(awk -F, '$3 == "btree" && $5 == "index_wal_bytes_per_row" { print $6 }' "$CSV")
+	lw=$(awk -F, '$3 == "lsm" && $5 == "index_wal_bytes_per_row" { print $6 }' "$CSV")
+	echo "target rows/s last third >= 2x btree: $(ratio "$l" "$b")x ($(verdict "$(ratio "$l" "$b")" '>=' 2))"
+	echo "target index WAL per row <= 1/5 of btree: $(ratio "$lw" "$bw" 3) ($(verdict "$(ratio "$lw" "$bw" 3)" '<=' 0.2))"
+	echo "results: $CSV"
+} | tee "$OUT/unique_table.txt"
