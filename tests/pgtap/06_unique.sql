@@ -36,10 +36,10 @@ SELECT throws_ok('INSERT INTO pt_u VALUES (2, ''c'', 0)', '23505',
                  'a duplicate of a key in a run');
 SELECT is((SELECT count(*) FROM pt_u WHERE k = 2)::int, 1, 'one row with key 2');
 
-SELECT is((WITH i AS (INSERT INTO pt_u VALUES (1, 'z', 9), (3, 'z', 9) ON CONFLICT (k) DO NOTHING RETURNING k)
-           SELECT string_agg(k::text, ',') FROM i), '3', 'ON CONFLICT (k) DO NOTHING: only the new key');
-SELECT is((WITH u AS (INSERT INTO pt_u VALUES (1, 'z', 9) ON CONFLICT (k) DO UPDATE SET v = pt_u.v + 5 RETURNING v)
-           SELECT v FROM u), 5, 'ON CONFLICT (k) DO UPDATE updates the existing row');
+SELECT results_eq($$INSERT INTO pt_u VALUES (1, 'z', 9), (3, 'z', 9) ON CONFLICT (k) DO NOTHING RETURNING k$$,
+                  $$VALUES (3::int8)$$, 'ON CONFLICT (k) DO NOTHING: only the new key');
+SELECT results_eq($$INSERT INTO pt_u VALUES (1, 'z', 9) ON CONFLICT (k) DO UPDATE SET v = pt_u.v + 5 RETURNING v$$,
+                  $$VALUES (5)$$, 'ON CONFLICT (k) DO UPDATE updates the existing row');
 
 SELECT throws_ok('CREATE UNIQUE INDEX pt_u_v ON pt_u USING lsm (v)', '23505',
                  'could not create unique index "pt_u_v"', 'a build over duplicates fails as btree''s');
