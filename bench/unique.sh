@@ -51,8 +51,9 @@ for am in btree lsm; do
 	   INSERT INTO $t SELECT gen_random_uuid(), 0 FROM generate_series(1, $ROWS);
 	   CREATE UNIQUE INDEX ${t}_u ON $t USING $am (u);
 	   CREATE TABLE dupkeys_$am AS SELECT row_number() OVER () AS i, u FROM (SELECT u FROM $t LIMIT 100000) s;
-	   CREATE INDEX ON dupkeys_$am (i);
-	   VACUUM ANALYZE $t; CHECKPOINT;" >/dev/null
+	   CREATE INDEX ON dupkeys_$am (i);" >/dev/null
+	q "VACUUM ANALYZE $t" >/dev/null
+	q "CHECKPOINT" >/dev/null
 	size=$(q "SELECT pg_relation_size('${t}_u')")
 	echo "INSERT INTO $t VALUES (gen_random_uuid(), 1) ON CONFLICT (u) DO NOTHING;" >"$WORK/new.sql"
 	printf '\\set i random(1, 100000)\nINSERT INTO %s SELECT u, 2 FROM dupkeys_%s WHERE i = :i ON CONFLICT (u) DO NOTHING;\n' \
