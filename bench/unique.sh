@@ -12,7 +12,10 @@
 # for lsm the run pages read and bloom filter probes per uniqueness check
 # (lsm_am.lookup_stats).
 #
-#   bash bench/unique.sh [--rows N] [--duration S] [--quick] [--out DIR]
+#   bash bench/unique.sh [--rows N] [--duration S] [--batch B] [--quick] [--out DIR]
+#
+# --batch B (a multiple of 20): B rows per statement instead, 95% new keys
+# and 5% keys already there in each (INSERT ... SELECT ... UNION ALL ...).
 #
 # Run as root; uses a throwaway cluster (synchronous_commit = off, so the
 # figures are the index's, not the commit flush's).  Results:
@@ -23,11 +26,13 @@ require_root
 
 ROWS=10000000
 DURATION=120
+BATCH=1
 OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) ROWS=${2:?}; shift 2 ;;
 	--duration) DURATION=${2:?}; shift 2 ;;
+	--batch) BATCH=${2:?}; shift 2 ;;
 	--quick) ROWS=300000; DURATION=20; shift ;;
 	--out) OUT=${2:?}; shift 2 ;;
 	*) lsm_die "unique.sh: unknown argument $1" ;;
@@ -55,15 +60,22 @@ for am in btree lsm; do
 	q "VACUUM ANALYZE $t" >/dev/null
 	q "CHECKPOINT" >/dev/null
 	size=$(q "SELECT pg_relation_size('${t}_u')")
-	echo "INSERT INTO $t VALUES (gen_random_uuid(), 1) ON CONFLICT (u) DO NOTHING;" >"$WORK/new.sql"
-	printf '\\set i random(1, 100000)\nINSERT INTO %s SELECT u, 2 FROM dupkeys_%s WHERE i = :i ON CONFLICT (u) DO NOTHING;\n' \
-		"$t" "$am" >"$WORK/dup.sql"
+	if [ "$BATCH" = 1 ]; then
+		echo "INSERT INTO $t VALUES (gen_random_uuid(), 1) ON CONFLICT (u) DO NOTHING;" >"$WORK/new.sql"
+		printf '\\set i random(1, 100000)\nINSERT INTO %s SELECT u, 2 FROM dupkeys_%s WHERE i = :i ON CONFLICT (u) DO NOTHING;\n' \
+			"$t" "$am" >"$WORK/dup.sql"
+		SCRIPTS=(-f "$WORK/new.sql@95" -f "$WORK/dup.sql@5")
+	else
+		printf '\\set i random(1, 99000)\nINSERT INTO %s SELECT gen_random_uuid(), 1 FROM generate_series(1, %d) UNION ALL SELECT u, 2 FROM dupkeys_%s WHERE i >= :i AND i < :i + %d ON CONFLICT (u) DO NOTHING;\n' \
+			"$t" "$((BATCH - BATCH / 20))" "$am" "$((BATCH / 20))" >"$WORK/new.sql"
+		SCRIPTS=(-f "$WORK/new.sql")
+	fi
 	[ "$am" = btree ] || q "SELECT lsm_am.reset_lookup_stats('${t}_u')" >/dev/null
 	q "SELECT pg_create_physical_replication_slot('bench', true)" >/dev/null
 	n0=$(q "SELECT count(*) FROM $t")
 	start_lsn=$(wal_lsn)
 	t0=$(date +%s.%N)
-	(cd "$WORK" && pgb -c 2 -j 2 -T "$DURATION" -M prepared -f "$WORK/new.sql@95" -f "$WORK/dup.sql@5" \
+	(cd "$WORK" && pgb -c 2 -j 2 -T "$DURATION" -M prepared "${SCRIPTS[@]}" \
 		-l --log-prefix="$WORK/log_$am" >"$WORK/pgbench_$am.out" 2>&1) ||
 		{ cat "$WORK/pgbench_$am.out" >&2; lsm_die "pgbench failed on $t"; }
 	end_lsn=$(wal_lsn)
@@ -79,17 +91,23 @@ for am in btree lsm; do
 		tm = t[n]; l = 0; for (i = 1; i <= n; i++) if (t[i] > tm * 2 / 3) l++
 		print n, c[0] + 0, c[1] + 0, tm, l, tm / 3 }' "$WORK/tx_$am.txt")"
 	inserted=$((n1 - n0))
+	if [ "$BATCH" != 1 ]; then
+		nnew=$((ntx * (BATCH - BATCH / 20)))
+		ndup=$((ntx * (BATCH / 20)))
+		late=$((late * BATCH))
+	fi
+	nrows=$((nnew + ndup))
 	add() { csv_add "$CSV" unique 1 "$am" random_uuid "$1" "$2"; }
 	add index_mb_before "$(awk -v s="$size" 'BEGIN { printf "%.0f", s / 1048576 }')"
 	add statements "$ntx"
-	add rows_per_s "$(awk -v n="$ntx" -v t="$tmax" 'BEGIN { printf "%.0f", n / t }')"
+	add rows_per_s "$(awk -v n="$nrows" -v t="$tmax" 'BEGIN { printf "%.0f", n / t }')"
 	add rows_per_s_last_third "$(awk -v n="$late" -v t="$late_s" 'BEGIN { printf "%.0f", n / t }')"
-	add index_wal_bytes_per_row "$(awk -v w="${idx_wal:-0}" -v n="$ntx" 'BEGIN { printf "%.1f", w / n }')"
-	add index_fpi_bytes_per_row "$(awk -v w="${idx_fpi:-0}" -v n="$ntx" 'BEGIN { printf "%.1f", w / n }')"
+	add index_wal_bytes_per_row "$(awk -v w="${idx_wal:-0}" -v n="$nrows" 'BEGIN { printf "%.1f", w / n }')"
+	add index_fpi_bytes_per_row "$(awk -v w="${idx_fpi:-0}" -v n="$nrows" 'BEGIN { printf "%.1f", w / n }')"
 	add new_keys_sent "$nnew"
 	add duplicates_sent "$ndup"
 	add rows_inserted "$inserted"
-	add duplicates_rejected "$((ntx - inserted))"
+	add duplicates_rejected "$((nrows - inserted))"
 	add duplicates_inserted "$dup_in"
 	[ "$inserted" = "$nnew" ] && [ "$dup_in" = 0 ] ||
 		lsm_log "WARNING: $t: $nnew new keys sent, $inserted rows inserted, $dup_in duplicates inserted"
@@ -106,7 +124,7 @@ for am in btree lsm; do
 done
 
 {
-	echo "Unique index on random UUIDs: $ROWS rows preloaded, 2 clients x $DURATION s, INSERT ... ON CONFLICT (u) DO NOTHING, 5% duplicates"
+	echo "Unique index on random UUIDs: $ROWS rows preloaded, 2 clients x $DURATION s, INSERT ... ON CONFLICT (u) DO NOTHING, $BATCH rows per statement, 5% duplicates"
 	echo "(shared_buffers $BENCH_SHARED_BUFFERS, synchronous_commit off)"
 	awk -F, 'NR > 1 { v[$5, $3] = $6; if (!($5 in seen)) { seen[$5] = 1; o[++m] = $5 } }
 		END { printf "%-28s %14s %14s\n", "metric", "btree", "lsm"
