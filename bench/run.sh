@@ -7,7 +7,8 @@
 #                                     bloom lookup figures (lookups.sh) and the
 #                                     compaction policies (merge_policies.sh),
 #                                     then reads in four index states
-#                                     (reads.sh) (~60 min)
+#                                     (reads.sh), then INSERT ... ON CONFLICT
+#                                     into unique indexes (unique.sh) (~70 min)
 #   options:  --pg 15|18     the PostgreSQL to run on (default: LSM_PG, else
 #                            PG_CONFIG, else the system's 15); 18 is built once
 #                            by tests/build_pg18.sh and cached
@@ -118,6 +119,14 @@ if [ "$ALL" = 1 ]; then
 		bash "$BENCH_DIR/reads.sh" --out "$OUT"
 	fi
 	part_time "reads in four index states" "$t"
+	# the Unique issue's figures: ON CONFLICT on random UUIDs, btree vs lsm
+	t=$(date +%s)
+	if [ "$QUICK" = 1 ]; then
+		bash "$BENCH_DIR/unique.sh" --quick --out "$OUT"
+	else
+		bash "$BENCH_DIR/unique.sh" --out "$OUT"
+	fi
+	part_time "unique indexes (ON CONFLICT)" "$t"
 fi
 
 if command -v gnuplot >/dev/null; then
@@ -127,7 +136,7 @@ else
 fi
 
 # All tables together in one file (and, after --all, once more on the terminal).
-for f in acme_table build_table ingest_table lookups_table merge_table reads_states; do
+for f in acme_table build_table ingest_table lookups_table merge_table reads_states unique_table; do
 	[ ! -f "$OUT/$f.txt" ] || cat "$OUT/$f.txt"
 done >"$OUT/summary.txt"
 [ "$ALL" = 0 ] || cat "$OUT/summary.txt"

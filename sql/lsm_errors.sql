@@ -126,7 +126,6 @@ CREATE INDEX oid_t_lsm ON oid_t USING lsm (o oid_lsm_ops);
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'oid_lsm_ops';
 DROP OPERATOR CLASS oid_lsm_ops USING lsm;
 -- features lsm does not have
-CREATE UNIQUE INDEX ty_t_u ON coll_t USING lsm (id);
 CREATE INDEX ty_t_i ON coll_t USING lsm (id) INCLUDE (t);
 ALTER TABLE coll_t ADD CONSTRAINT coll_t_uq UNIQUE USING INDEX coll_t_c;
 

@@ -182,6 +182,18 @@ LsmIcuSortKey(pg_locale_t locale, const char *s, int len, char *dest, int32 dest
 #endif
 
 /*
+ * Before 18, the executor's BuildSpeculativeIndexInfo (every unique index of
+ * an INSERT ... ON CONFLICT's table) refuses an index whose relam is not
+ * btree's; 18 asks the AM's amtranslatecmptype.  lsmunique.c
+ * (LsmSpeculativeOpen) bridges it on older versions.
+ */
+#if PG_VERSION_NUM >= 180000
+#define LSM_SPECULATIVE_BTREE_ONLY false
+#else
+#define LSM_SPECULATIVE_BTREE_ONLY true
+#endif
+
+/*
  * IndexAmRoutine fields that PostgreSQL 15 does not have.  lsm operator
  * classes use btree's strategy numbers and semantics, so btree's translation
  * functions fit; without them PostgreSQL 18 treats the index as unordered.

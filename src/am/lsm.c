@@ -99,7 +99,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amcanorder = true;
 	amroutine->amcanorderbyop = false;
 	amroutine->amcanbackward = true;	/* turns by a new snapshot (lsmscanmerge.c) */
-	amroutine->amcanunique = false;
+	amroutine->amcanunique = true;	/* lsmunique.c */
 	amroutine->amcanmulticol = true;
 	amroutine->amoptionalkey = true;
 	amroutine->amsearcharray = false;

@@ -3,20 +3,24 @@
  * module start-up (lsm.c), the index AM callbacks — build, insert, scan,
  * vacuum, cost, validate — and the SQL functions of schema lsm_am
  * (lsmfuncs.c; the monitoring ones, behind lsm_am.progress and
- * lsm_am.indexes, in lsmmonitor.c).  Settings are lsm_options.h, under every floor.
+ * lsm_am.indexes, in lsmmonitor.c), unique indexes (lsmunique.c).  Settings are lsm_options.h, under every floor.
  *
  * Nothing includes this header but the files of src/am/.  It may use every
  * floor below: maint/ (switches, flushes, compactions, workers), storage/,
  * shmem/, key/ and the core.
  *
  * Lock order, from the top: the heavyweight locks PostgreSQL takes on the
- * table and index -> the maintenance locks (flush, then compaction;
- * lsm_maint.h) -> the slot LWLock -> buffer content locks (lsm_storage.h).
+ * table and index -> a unique index's key lock (lsmunique.c: held from the
+ * check until the entry is in the memtable, never two at once, never while
+ * waiting for a transaction) -> the maintenance locks (flush, then
+ * compaction; lsm_maint.h) -> the slot LWLock -> buffer content locks
+ * (lsm_storage.h).
  *
  * Invariants.
  *  - An insert reaches the log page (WAL) before the memtable; a backend's
  *    pending batch of an index is pushed before this backend scans the index
- *    or commits (lsminsert.c).
+ *    or commits (lsminsert.c); a unique index's entry is pushed before its
+ *    key lock is released, never buffered (lsmunique.c).
  *  - A scan takes one consistent snapshot of memtables and runs; nothing is
  *    returned twice or missed while flushes and compactions run.
  *  - No PostgreSQL call runs with C++ frames above it.
@@ -25,6 +29,7 @@
 #define LSM_AM_H
 
 #include "access/amapi.h"
+#include "executor/execdesc.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 
@@ -47,6 +52,20 @@ extern bool lsminsert(Relation index, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,
 					  struct IndexInfo *indexInfo);
+
+/* lsminsert.c: one entry into the index at once, not buffered */
+extern void LsmInsertEntryNow(Relation index, const uint8 *entry, int len);
+
+/* lsmunique.c: aminsert of a unique index; CREATE UNIQUE INDEX's duplicates */
+extern bool LsmUniqueInsert(Relation index, Datum *values, bool *isnull,
+							ItemPointer ht_ctid, Relation heapRel,
+							IndexUniqueCheck checkUnique,
+							const uint8 *entry, int len);
+LSM_NORETURN extern void LsmUniqueBuildDuplicate(Relation heap, Relation index,
+												 IndexInfo *indexInfo,
+												 ItemPointer tid);
+/* after ExecutorStart of INSERT ... ON CONFLICT (PostgreSQL < 18) */
+extern void LsmSpeculativeOpen(QueryDesc *queryDesc);
 
 /* lsmscan.c */
 extern IndexScanDesc lsmbeginscan(Relation r, int nkeys, int norderbys);

@@ -7,6 +7,8 @@
  * 1.  Run pages are WAL-logged as full page images in batches, the metapage
  * last; no per-row WAL.  Progress: pg_stat_progress_create_index shows the
  * phases "scanning table", "sorting" and "writing run" with tuple counts.
+ * CREATE UNIQUE INDEX finds two live rows with one key while writing the
+ * run, where the sorted entries put them side by side (lsmunique.c reports).
  */
 #include "postgres.h"
 
@@ -38,6 +40,8 @@ typedef struct LsmBuildState
 	double		indtuples;
 	MemoryContext tmpctx;
 	StringInfoData buf;
+	bool		unique;			/* each entry carries one more byte: checked? */
+	bool		nulls_distinct;
 } LsmBuildState;
 
 static void
@@ -50,6 +54,20 @@ LsmBuildCallback(Relation index, ItemPointer tid, Datum *values,
 
 	resetStringInfo(&bs->buf);
 	LsmEncodeEntry(&bs->desc, values, isnull, tid, &bs->buf);
+	if (bs->unique)
+	{
+		/*
+		 * A trailing byte: 1 if the entry takes part in the duplicate check,
+		 * i.e. its row is live and its key has no NULL that makes it
+		 * distinct.  It changes no order: no entry is a prefix of another.
+		 */
+		bool		checked = tupleIsAlive;
+
+		for (int i = 0; i < bs->desc.ncols && bs->nulls_distinct; i++)
+			if (isnull[i])
+				checked = false;
+		appendStringInfoChar(&bs->buf, checked ? 1 : 0);
+	}
 	b = (bytea *) palloc(VARHDRSZ + bs->buf.len);
 	SET_VARSIZE(b, VARHDRSZ + bs->buf.len);
 	memcpy(VARDATA(b), bs->buf.data, bs->buf.len);
@@ -93,6 +111,8 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	LsmForgetPending(index);	/* the build reads the heap */
 	memset(&bs, 0, sizeof(bs));
 	LsmKeyDescInit(index, &bs.desc);
+	bs.unique = indexInfo->ii_Unique;
+	bs.nulls_distinct = !indexInfo->ii_NullsNotDistinct;
 
 	/* metapage first, so block 0 is the metapage */
 	metabuf = LsmExtendBuffer(index);
@@ -129,6 +149,8 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		Datum		d;
 		bool		isnull;
 		int64		done = 0;
+		uint8	   *lastkey = bs.unique ? palloc(LSM_MAX_KEY_SIZE) : NULL;
+		int			lastlen = -1;	/* key of the last checked entry */
 
 		/*
 		 * The reservation is at the end of a new index: it grows in place.
@@ -139,8 +161,29 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
 		{
 			bytea	   *b = DatumGetByteaPP(d);
+			uint8	   *ent = (uint8 *) VARDATA_ANY(b);
+			int			len = VARSIZE_ANY_EXHDR(b);
 
-			LsmRunWriterAdd(&w, (uint8 *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+			if (bs.unique)
+			{
+				/* sorted: equal keys are adjacent, differing in the TID */
+				bool		checked = ent[--len] != 0;
+				int			keylen = len - LSM_TID_SIZE;
+
+				if (checked)
+				{
+					if (keylen == lastlen && memcmp(ent, lastkey, keylen) == 0)
+					{
+						ItemPointerData tid;
+
+						LsmEntryGetTid(ent, len, &tid);
+						LsmUniqueBuildDuplicate(heap, index, indexInfo, &tid);
+					}
+					memcpy(lastkey, ent, keylen);
+					lastlen = keylen;
+				}
+			}
+			LsmRunWriterAdd(&w, ent, len);
 			pfree(DatumGetPointer(d));
 			if (++done % 10000 == 0)
 			{

@@ -563,6 +563,28 @@ LsmPendingFor(Relation index)
 	return p;
 }
 
+/*
+ * Put one encoded entry into index now: through the backend's buffer of the
+ * index (so the nest-level bookkeeping holds), pushed at once.  The entries
+ * of a unique index are never left in the buffer: other backends' checks
+ * must find them (lsmunique.c).
+ */
+void
+LsmInsertEntryNow(Relation index, const uint8 *entry, int len)
+{
+	LsmPending *p = LsmPendingFor(index);
+	uint16		len16 = (uint16) len;
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (p->level < level && p->nentries > 0)
+		LsmPendingPush(index, p);
+	p->level = level;
+	appendBinaryStringInfo(&p->data, (const char *) &len16, sizeof(uint16));
+	appendBinaryStringInfo(&p->data, (const char *) entry, len);
+	p->nentries++;
+	LsmPendingPush(index, p);
+}
+
 /* aminsert */
 bool
 lsminsert(Relation index, Datum *values, bool *isnull,
@@ -589,6 +611,11 @@ lsminsert(Relation index, Datum *values, bool *isnull,
 	resetStringInfo(buf);
 	LsmEncodeEntry(&cache->desc, values, isnull, ht_ctid, buf);
 	len = (uint16) buf->len;
+
+	/* a unique index: checked, and never buffered (lsmunique.c) */
+	if (index->rd_index->indisunique)
+		return LsmUniqueInsert(index, values, isnull, ht_ctid, heapRel,
+							   checkUnique, (const uint8 *) buf->data, buf->len);
 
 	p = LsmPendingFor(index);
 	level = GetCurrentTransactionNestLevel();
@@ -654,6 +681,9 @@ LsmExecutorStart(QueryDesc *queryDesc, int eflags)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+	/* unique lsm indexes pass PostgreSQL 15's btree-only check (lsmunique.c) */
+	if (LsmPlanHasOnConflict(queryDesc->plannedstmt))
+		LsmSpeculativeOpen(queryDesc);
 }
 
 static void

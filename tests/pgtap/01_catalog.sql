@@ -34,7 +34,7 @@ SELECT function_returns('lsm_am', 'lsm_handler', ARRAY['internal'], 'index_am_ha
 
 -- access method properties
 SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_order'), 'lsm can order');
-SELECT ok(NOT pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_unique'), 'lsm cannot be unique');
+SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_unique'), 'lsm can be unique (CREATE UNIQUE INDEX, ON CONFLICT arbiters)');
 SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_multi_col'), 'lsm can be multi-column');
 SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_exclude'), 'lsm can back exclusion constraints (it has amgettuple)');
 SELECT ok(NOT pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_include'), 'lsm has no INCLUDE columns');
