@@ -50,6 +50,17 @@ DECLARE
   el bool := false; eb bool := false; nl bigint := -1; nb bigint := -1;
   vl int; vb int;
 BEGIN
+  -- A DELETE does not wait for a row another transaction is inserting: under
+  -- READ COMMITTED its two statements (tl, then tb) could see that insert's
+  -- commit land between them (0 rows on tl, 1 on tb: CI on 18 met it).  So
+  -- a delete holds its key exclusively until commit, other operations hold
+  -- it shared: inserters of one key still race each other through the
+  -- uniqueness checks, but never a delete of that key.
+  IF kind = 'delete' THEN
+    PERFORM pg_advisory_xact_lock(key);
+  ELSE
+    PERFORM pg_advisory_xact_lock_shared(key);
+  END IF;
   IF kind = 'insert' THEN
     BEGIN INSERT INTO tl VALUES (key, 0); EXCEPTION WHEN unique_violation THEN el := true; END;
     BEGIN INSERT INTO tb VALUES (key, 0); EXCEPTION WHEN unique_violation THEN eb := true; END;
