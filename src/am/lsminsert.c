@@ -564,6 +564,26 @@ LsmPendingFor(Relation index)
 }
 
 /*
+ * Append one encoded entry to the backend's buffer of the index; returns the
+ * buffer.  A parent transaction's entries still buffered go in first.
+ */
+static LsmPending *
+LsmPendingAppend(Relation index, const uint8 *entry, int len)
+{
+	LsmPending *p = LsmPendingFor(index);
+	uint16		len16 = (uint16) len;
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (p->level < level && p->nentries > 0)
+		LsmPendingPush(index, p);	/* a parent's entries: in with them now */
+	p->level = level;			/* (a higher one: that subtransaction committed) */
+	appendBinaryStringInfo(&p->data, (const char *) &len16, sizeof(uint16));
+	appendBinaryStringInfo(&p->data, (const char *) entry, len);
+	p->nentries++;
+	return p;
+}
+
+/*
  * Put one encoded entry into index now: through the backend's buffer of the
  * index (so the nest-level bookkeeping holds), pushed at once.  The entries
  * of a unique index are never left in the buffer: other backends' checks
@@ -572,17 +592,7 @@ LsmPendingFor(Relation index)
 void
 LsmInsertEntryNow(Relation index, const uint8 *entry, int len)
 {
-	LsmPending *p = LsmPendingFor(index);
-	uint16		len16 = (uint16) len;
-	int			level = GetCurrentTransactionNestLevel();
-
-	if (p->level < level && p->nentries > 0)
-		LsmPendingPush(index, p);
-	p->level = level;
-	appendBinaryStringInfo(&p->data, (const char *) &len16, sizeof(uint16));
-	appendBinaryStringInfo(&p->data, (const char *) entry, len);
-	p->nentries++;
-	LsmPendingPush(index, p);
+	LsmPendingPush(index, LsmPendingAppend(index, entry, len));
 }
 
 /* aminsert */
@@ -595,8 +605,6 @@ lsminsert(Relation index, Datum *values, bool *isnull,
 	static StringInfo buf = NULL;
 	LsmRelCache *cache;
 	LsmPending *p;
-	uint16		len;
-	int			level;
 
 	LsmCheckPreloaded();
 	cache = LsmGetRelCache(index);
@@ -610,21 +618,13 @@ lsminsert(Relation index, Datum *values, bool *isnull,
 	/* encode aside: a key that is too large must leave the buffer intact */
 	resetStringInfo(buf);
 	LsmEncodeEntry(&cache->desc, values, isnull, ht_ctid, buf);
-	len = (uint16) buf->len;
 
 	/* a unique index: checked, and never buffered (lsmunique.c) */
 	if (index->rd_index->indisunique)
 		return LsmUniqueInsert(index, values, isnull, ht_ctid, heapRel,
 							   checkUnique, (const uint8 *) buf->data, buf->len);
 
-	p = LsmPendingFor(index);
-	level = GetCurrentTransactionNestLevel();
-	if (p->level < level && p->nentries > 0)
-		LsmPendingPush(index, p);	/* a parent's entries: in with them now */
-	p->level = level;			/* (a higher one: that subtransaction committed) */
-	appendBinaryStringInfo(&p->data, (const char *) &len, sizeof(uint16));
-	appendBinaryStringInfo(&p->data, buf->data, buf->len);
-	p->nentries++;
+	p = LsmPendingAppend(index, (const uint8 *) buf->data, buf->len);
 	if (p->data.len >= LSM_PENDING_BYTES || lsm_unbuffered_xact ||
 		lsm_unbuffered_stmts > 0)
 		LsmPendingPush(index, p);
