@@ -230,7 +230,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	 * One cursor per run, newest first (ties are impossible: keys are
 	 * unique), but one per level held in disjoint pieces (lsmchain.c)
 	 */
-	so->nruns = LsmScanCursors(index, runs, meta.nruns, backward, &so->cursors);
+	so->nruns = LsmScanCursors(index, runs, meta.nruns, backward, &so->range,
+							   &so->cursors);
 	for (int i = 0; i < so->nruns; i++)
 	{
 		LsmRunCursor *c = &so->cursors[i];

@@ -379,7 +379,8 @@ extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 
 /* lsmchain.c */
 extern int	LsmScanCursors(Relation index, const LsmRunRef *runs, int nruns,
-						   bool backward, LsmRunCursor **out);
+						   bool backward, const LsmRange *range,
+						   LsmRunCursor **out);
 extern bool LsmRunCursorNextRun(LsmRunCursor *c);
 
 /*

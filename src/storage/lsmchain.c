@@ -14,6 +14,8 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "storage/lsm_storage.h"
@@ -48,42 +50,97 @@ LsmChainRunCmp(const void *a, const void *b)
 }
 
 /*
- * The cursors of a scan over runs[0..nruns) (the manifest's order, oldest
- * first): level 0 and levels whose runs overlap get a cursor per run, a
- * level >= 1 of two or more disjoint runs one chained cursor.  Returns the
- * number of cursors in *out (palloc'd in the current memory context).
+ * What the cursors of a scan over one manifest need from the run headers:
+ * every run's smallest and largest key, and which levels are chains (their
+ * runs in key order).  Worked out once per manifest and kept per backend
+ * for the last few indexes scanned: a point lookup used to fetch every
+ * run's header from the run cache, copy its bounds and sort them, on every
+ * scan.  A memo holds for exactly the manifest it was made from (the runs
+ * array compares equal: same runs, same extents, same counts).
  */
-int
-LsmScanCursors(Relation index, const LsmRunRef *runs, int nruns, bool backward,
-			   LsmRunCursor **out)
-{
-	LsmRunCursor *cursors = palloc0(sizeof(LsmRunCursor) * Max(nruns, 1));
-	bool	   *placed = palloc0(sizeof(bool) * Max(nruns, 1));
-	LsmChainRun *lv = palloc(sizeof(LsmChainRun) * Max(nruns, 1));
-	int			n = 0;
+#define LSM_CHAIN_MEMOS		4
 
+typedef struct LsmChainMemo
+{
+	MemoryContext cxt;			/* NULL: unused */
+	Oid			dbid;
+	Oid			relnumber;
+	uint64		instance_id;
+	uint64		used;			/* for replacement: least recently used goes */
+	int			nruns;
+	LsmRunRef  *runs;			/* the manifest's runs it was made from */
+	LsmChainRun *bounds;		/* per run (idx = its position in runs) */
+	bool	   *chained;		/* per run: read through its level's chain */
+	int			nchains;
+	int			chain_k[LSM_PICK_MAX_LEVEL];	/* runs of each chain */
+	int		   *chain_idx[LSM_PICK_MAX_LEVEL];	/* ... in key order */
+} LsmChainMemo;
+
+static LsmChainMemo lsm_chain_memos[LSM_CHAIN_MEMOS];
+static uint64 lsm_chain_memo_clock = 0;
+
+static LsmChainMemo *
+LsmChainMemoGet(Relation index, const LsmRunRef *runs, int nruns)
+{
+	Oid			relnumber = LsmRelFileNumber(index);
+	uint64		instance_id = LsmGetRelCache(index)->instance_id;
+	LsmChainMemo *memo = NULL;
+	MemoryContext old;
+	LsmChainRun *lv;
+
+	for (int i = 0; i < LSM_CHAIN_MEMOS; i++)
+	{
+		LsmChainMemo *m = &lsm_chain_memos[i];
+
+		if (m->cxt != NULL && m->dbid == MyDatabaseId && m->relnumber == relnumber &&
+			m->instance_id == instance_id && m->nruns == nruns &&
+			memcmp(m->runs, runs, sizeof(LsmRunRef) * nruns) == 0)
+		{
+			m->used = ++lsm_chain_memo_clock;
+			return m;
+		}
+		/* else replace an unused one, or the least recently used */
+		if (memo == NULL ||
+			(memo->cxt != NULL && (m->cxt == NULL || m->used < memo->used)))
+			memo = m;
+	}
+
+	/* make it anew (the run headers may ERROR: the memo is unused until done) */
+	if (memo->cxt == NULL)
+		memo->cxt = AllocSetContextCreate(TopMemoryContext, "lsm chain memo",
+										  ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(memo->cxt);
+	memo->nruns = -1;
+	old = MemoryContextSwitchTo(memo->cxt);
+	memo->runs = palloc(sizeof(LsmRunRef) * Max(nruns, 1));
+	memcpy(memo->runs, runs, sizeof(LsmRunRef) * nruns);
+	memo->bounds = palloc(sizeof(LsmChainRun) * Max(nruns, 1));
+	memo->chained = palloc0(sizeof(bool) * Max(nruns, 1));
+	for (int i = 0; i < nruns; i++)
+	{
+		LsmRunCacheEntry *e = LsmRunCacheGet(index, &runs[i]);
+		LsmChainRun *b = &memo->bounds[i];
+
+		b->idx = i;
+		b->minlen = e->hdr.min_key_len;
+		b->min = palloc(b->minlen + 1);
+		memcpy(b->min, e->hdr.min_key, b->minlen);
+		b->maxlen = e->hdr.max_key_len;
+		b->max = palloc(b->maxlen + 1);
+		memcpy(b->max, e->hdr.max_key, b->maxlen);
+	}
+	lv = palloc(sizeof(LsmChainRun) * Max(nruns, 1));
+	memo->nchains = 0;
 	for (int level = 1; level <= LSM_PICK_MAX_LEVEL; level++)
 	{
 		int			k = 0;
 		bool		disjoint = true;
-		LsmRunRef  *chain;
+		int		   *idx;
 
 		for (int i = 0; i < nruns; i++)
-		{
-			LsmRunCacheEntry *e;
-
-			if (runs[i].level != level)
-				continue;
-			e = LsmRunCacheGet(index, &runs[i]);
-			lv[k].idx = i;
-			lv[k].minlen = e->hdr.min_key_len;
-			lv[k].min = palloc(lv[k].minlen + 1);
-			memcpy(lv[k].min, e->hdr.min_key, lv[k].minlen);
-			lv[k].maxlen = e->hdr.max_key_len;
-			lv[k].max = palloc(lv[k].maxlen + 1);
-			memcpy(lv[k].max, e->hdr.max_key, lv[k].maxlen);
-			k++;
-		}
+			if (runs[i].level == level)
+				lv[k++] = memo->bounds[i];
 		if (k < 2)
 			continue;
 		qsort(lv, k, sizeof(LsmChainRun), LsmChainRunCmp);
@@ -92,25 +149,110 @@ LsmScanCursors(Relation index, const LsmRunRef *runs, int nruns, bool backward,
 				disjoint = false;
 		if (!disjoint)
 			continue;
-		/* in the order the scan meets them */
-		chain = palloc(sizeof(LsmRunRef) * k);
+		idx = palloc(sizeof(int) * k);
 		for (int j = 0; j < k; j++)
 		{
-			chain[j] = runs[lv[backward ? k - 1 - j : j].idx];
-			placed[lv[j].idx] = true;
+			idx[j] = lv[j].idx;
+			memo->chained[lv[j].idx] = true;
 		}
+		memo->chain_k[memo->nchains] = k;
+		memo->chain_idx[memo->nchains] = idx;
+		memo->nchains++;
+	}
+	pfree(lv);
+	MemoryContextSwitchTo(old);
+	memo->dbid = MyDatabaseId;
+	memo->relnumber = relnumber;
+	memo->instance_id = instance_id;
+	memo->nruns = nruns;
+	memo->used = ++lsm_chain_memo_clock;
+	return memo;
+}
+
+/* Does run b hold no key of range (entirely below it, or above it)? */
+static bool
+LsmChainBelow(const LsmChainRun *b, const LsmRange *range)
+{
+	/* as LsmRunCursorStart skips a run by key range */
+	return range != NULL && range->lo != NULL &&
+		LsmChainKeyCmp(b->max, b->maxlen, range->lo, range->lolen) < 0;
+}
+
+static bool
+LsmChainAbove(const LsmChainRun *b, const LsmRange *range)
+{
+	return range != NULL && range->hi != NULL &&
+		memcmp(b->min, range->hi, Min(b->minlen, (size_t) range->hilen)) > 0;
+}
+
+/*
+ * The cursors of a scan over runs[0..nruns) (the manifest's order, oldest
+ * first) for keys in range (NULL: all): level 0 and levels whose runs
+ * overlap get a cursor per run, a level >= 1 of two or more disjoint runs
+ * one chained cursor over the runs the range reaches (found by binary
+ * search: a point lookup opens one run of such a level).  Runs the range
+ * does not reach get no cursor.  Returns the number of cursors in *out
+ * (palloc'd in the current memory context).
+ */
+int
+LsmScanCursors(Relation index, const LsmRunRef *runs, int nruns, bool backward,
+			   const LsmRange *range, LsmRunCursor **out)
+{
+	LsmChainMemo *memo = LsmChainMemoGet(index, runs, nruns);
+	LsmRunCursor *cursors = palloc0(sizeof(LsmRunCursor) * Max(nruns, 1));
+	int			n = 0;
+
+	for (int ch = 0; ch < memo->nchains; ch++)
+	{
+		int			k = memo->chain_k[ch];
+		const int  *idx = memo->chain_idx[ch];
+		int			lo = 0,
+					hi = k;
+		int			first,
+					last;
+		LsmRunRef  *chain;
+
+		/* first run not below the range (runs in key order: maxima ascend) */
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (LsmChainBelow(&memo->bounds[idx[mid]], range))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		first = lo;
+		/* first run above it (minima ascend too) */
+		hi = k;
+		while (lo < hi)
+		{
+			int			mid = (lo + hi) / 2;
+
+			if (LsmChainAbove(&memo->bounds[idx[mid]], range))
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		last = lo - 1;
+		if (last < first)
+			continue;			/* the range falls between two runs */
+		/* in the order the scan meets them */
+		chain = palloc(sizeof(LsmRunRef) * (last - first + 1));
+		for (int j = 0; j <= last - first; j++)
+			chain[j] = runs[idx[backward ? last - j : first + j]];
 		LsmRunCursorInit(&cursors[n], &chain[0]);
 		cursors[n].chain = chain;
-		cursors[n].nchain = k;
+		cursors[n].nchain = last - first + 1;
 		cursors[n].chain_pos = 1;
 		n++;
 	}
 	/* the others one by one, newest first (as before chains) */
 	for (int i = nruns - 1; i >= 0; i--)
-		if (!placed[i])
+		if (!memo->chained[i] &&
+			!LsmChainBelow(&memo->bounds[i], range) &&
+			!LsmChainAbove(&memo->bounds[i], range))
 			LsmRunCursorInit(&cursors[n++], &runs[i]);
-	pfree(placed);
-	pfree(lv);
 	*out = cursors;
 	return n;
 }

@@ -178,6 +178,49 @@ is(sql(q{SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_index
 	'differential: no heap row returned twice by the index');
 is(sql('SET enable_seqscan = off; SELECT count(*) FROM dl WHERE k IS NULL'),
 	sql('SELECT count(*) FROM db WHERE k IS NULL'), 'differential: NULLs through the index');
+
+# A scan opens only the pieces of a level its range reaches (binary search
+# over the pieces' bounds, lsmchain.c): look exactly at their edges.  Point
+# lookups of each piece's smallest and largest key and of the keys just
+# outside, ranges that end on an edge or fall in the gap between two pieces,
+# and ORDER BY ... LIMIT from an edge in both directions.
+my @edges = map { /^\((-?\d+)\)$/ ? ($1) : () }
+	split /\n/, sql("SELECT smallest_key || E'\\n' || largest_key FROM lsm_am.index_info('dl_k') WHERE level >= 1");
+cmp_ok(scalar(@edges), '>=', 8, 'edges: the pieces\' bounds are read (' . scalar(@edges) . ')');
+# at most 8 edges and 8 gaps, spread over the key space
+my @sorted = sort { $a <=> $b } @edges;
+my @some = @sorted > 8 ? @sorted[map { int($_ * @sorted / 8) } 0 .. 7] : @sorted;
+my @probes;
+for my $e (@some)
+{
+	push @probes, "k = $e", "k = " . ($e - 1), "k = " . ($e + 1),
+		"k BETWEEN " . ($e - 3) . " AND $e", "k BETWEEN $e AND " . ($e + 3),
+		"k > $e AND k < " . ($e + 50);
+}
+for my $j (grep { $_ % int(@sorted / 8 + 1) == 0 } 0 .. $#sorted - 1)
+{
+	# from one piece's largest key to the next one's smallest: the gap
+	push @probes, "k > $sorted[$j] AND k < $sorted[$j + 1]";
+}
+my $edge_mismatch = 0;
+my $edge_checks = 0;
+for my $w (@probes)
+{
+	for my $q ("SELECT count(*) || ':' || coalesce(sum(k), 0) FROM %s WHERE $w",
+		"SELECT coalesce(string_agg(k::text, ','), '') FROM (SELECT k FROM %s WHERE $w ORDER BY k LIMIT 3) s",
+		"SELECT coalesce(string_agg(k::text, ','), '') FROM (SELECT k FROM %s WHERE $w ORDER BY k DESC LIMIT 3) s")
+	{
+		my $want = sql(sprintf($q, 'db'));
+		for my $p (sort keys %plans)
+		{
+			next if $p eq 'bitmap' && $q =~ /ORDER BY/;
+			my $got = sql($plans{$p} . ' ' . sprintf($q, 'dl'));
+			$edge_checks++;
+			if ($got ne $want) { $edge_mismatch++; diag("$w by $p: $got, btree $want ($q)"); }
+		}
+	}
+}
+is($edge_mismatch, 0, "edges: $edge_checks lookups, ranges and LIMITs at the pieces' edges agree with btree");
 pages('differential', 'dl_k');
 
 # ------------------------------------------------- 3. crash mid piece compaction
