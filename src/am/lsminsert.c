@@ -183,6 +183,9 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 				continue;
 			}
 
+			/* a fresh memtable's key filter (point lookups skip it) */
+			if (slot->mt.nentries == 0)
+				LsmMemtableAddFilter(&slot->mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
 			/* into the memtable now, into the log below: not loaded until then */
 			LsmLogMarkAhead(slot);
 			st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, ents[i].key, len);

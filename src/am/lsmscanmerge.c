@@ -134,6 +134,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	LsmRunRef  *runs;
 	LsmStatus	st;
 	LWLockMode	mode;
+	bool		full_key;
 
 	MemoryContextCallback *cb;
 
@@ -169,6 +170,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	 * first chunk, take it again under an exclusive lock, which pinning
 	 * needs (a point lookup or a short range never pins).
 	 */
+	full_key = so->eq_cols > 0 && so->eq_cols == so->desc.ncols && !so->empty;
 	mode = LW_SHARED;
 	for (;;)
 	{
@@ -189,6 +191,14 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 				m->id = i == 0 ? slot->mt_id : slot->imm[i - 1].id;
 				m->chunk = LSM_SCAN_FIRST_CHUNK;
 				lsm_batch_clear(m->first);
+				/* every column equal: the memtable's key filter may rule it out */
+				if (full_key &&
+					!lsm_memtable_may_contain(lsm_shared->arena, mt, so->eq_prefix,
+											  so->eq_len[so->eq_cols - 1]))
+				{
+					m->more = false;
+					continue;
+				}
 				st = lsm_memtable_copy_chunk(lsm_shared->arena, mt, backward,
 											 so->range.lo, so->range.lolen,
 											 so->range.hi, so->range.hilen,

@@ -374,6 +374,23 @@ void lsm_memtable_release(void* base, LsmMemtable* mt) noexcept {
   LSM_API_CATCH_RETURN()
 }
 
+LsmStatus lsm_memtable_add_filter(void* base, LsmMemtable* mt,
+                                  uint32_t suffix) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || mt == nullptr) return LSM_INVALID;
+  return lsm::Memtable::AddFilter(base, mt, suffix);
+  LSM_API_CATCH_STATUS
+}
+
+int lsm_memtable_may_contain(const void* base, const LsmMemtable* mt,
+                             const uint8_t* prefix, size_t len) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || mt == nullptr || (prefix == nullptr && len > 0))
+    return 1;
+  return lsm::Memtable::MayContain(base, mt, prefix, len) ? 1 : 0;
+  LSM_API_CATCH_RETURN(1)
+}
+
 uint64_t lsm_memtable_memory(const void* base, const LsmMemtable* mt) noexcept {
   LSM_API_TRY
   if (base == nullptr || mt == nullptr) return 0;

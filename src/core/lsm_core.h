@@ -230,6 +230,9 @@ typedef struct LsmMemtable
 	uint64_t	nentries;
 	uint64_t	key_bytes;		/* sum of key lengths */
 	uint64_t	rng;			/* node-height random state */
+	uint32_t	filter;			/* key filter: arena offset of its bits (in a
+								 * chunk of its own); 0 = none */
+	uint32_t	filter_suffix;	/* trailing bytes of a key it leaves out */
 } LsmMemtable;
 
 /* Empty memtable (owns no chunks). */
@@ -256,6 +259,25 @@ void		lsm_memtable_add_chunk(void *base, LsmMemtable *mt, uint32_t chunk) LSM_NO
 /* REQUIRES: memtable lock and arena lock exclusive.  Returns every chunk to
  * the arena and leaves mt empty. */
 void		lsm_memtable_release(void *base, LsmMemtable *mt) LSM_NOEXCEPT;
+/*
+ * Give an empty memtable a key filter in an arena chunk of its own (taken
+ * here, returned by lsm_memtable_release): every key inserted from then on
+ * is added to it without its last suffix bytes (the shim's heap TID), so that
+ * lsm_memtable_may_contain answers "no key with this prefix" for most
+ * prefixes a memtable does not hold, without a skiplist search.  A blocked
+ * bloom filter: one 64-byte block per key, 4 bits in it.  Not counted in
+ * lsm_memtable_memory.  LSM_NO_MEMORY: the arena has no free chunk;
+ * LSM_INVALID: the memtable has entries or a filter already (nothing changed
+ * in either case).  REQUIRES: memtable lock and arena lock exclusive.
+ */
+LsmStatus	lsm_memtable_add_filter(void *base, LsmMemtable *mt, uint32_t suffix) LSM_NOEXCEPT;
+/*
+ * 0 if no key of the memtable is prefix (len bytes) followed by exactly the
+ * filter's suffix length of bytes; 1 if some may be (always 1 without a
+ * filter).  REQUIRES: memtable lock (shared is enough).
+ */
+int			lsm_memtable_may_contain(const void *base, const LsmMemtable *mt,
+									 const uint8_t *prefix, size_t len) LSM_NOEXCEPT;
 /* Bytes of arena the memtable holds (chunks * chunk size). */
 uint64_t	lsm_memtable_memory(const void *base, const LsmMemtable *mt) LSM_NOEXCEPT;
 

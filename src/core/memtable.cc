@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "arena.h"
+#include "hash.h"
 #include "port.h"
 
 namespace lsm {
@@ -123,6 +124,7 @@ LsmStatus Memtable::Insert(void* base, LsmMemtable* mt, const uint8_t* key,
   }
   mt->nentries++;
   mt->key_bytes += len;
+  FilterAdd(base, mt, key, len);
   return LSM_OK;
 }
 
@@ -143,9 +145,57 @@ LsmStatus Memtable::InsertLog(void* base, LsmMemtable* mt,
   return LSM_OK;
 }
 
+LsmStatus Memtable::AddFilter(void* base, LsmMemtable* mt, uint32_t suffix) {
+  if (mt->nentries != 0 || mt->filter != 0) return LSM_INVALID;
+  uint32_t size = Arena::ChunkSize(base);
+  if (size < kChunkLinkSize + kFilterBlockBytes) return LSM_INVALID;
+  uint32_t chunk;
+  if (Arena::AllocChunk(base, &chunk) != LSM_OK) return LSM_NO_MEMORY;
+  std::memset(static_cast<uint8_t*>(base) + chunk, 0, size);
+  mt->filter = chunk + kChunkLinkSize;
+  mt->filter_suffix = suffix;
+  return LSM_OK;
+}
+
+void Memtable::FilterBits(const void* base, uint64_t h, uint32_t* block,
+                          uint32_t bits[4]) {
+  uint32_t nblocks =
+      (Arena::ChunkSize(base) - kChunkLinkSize) / kFilterBlockBytes;
+  // the block from the low half (multiply-shift: no modulo), the bits from
+  // a remix of the whole hash, 9 bits each (512 bits a block)
+  *block = static_cast<uint32_t>(
+      (static_cast<uint64_t>(static_cast<uint32_t>(h)) * nblocks) >> 32);
+  uint64_t g = h * 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 4; i++) bits[i] = static_cast<uint32_t>(g >> (64 - 9 * (i + 1))) & 511;
+}
+
+void Memtable::FilterAdd(void* base, LsmMemtable* mt, const uint8_t* key,
+                         size_t len) {
+  if (mt->filter == 0 || len < mt->filter_suffix) return;
+  uint32_t block, bits[4];
+  FilterBits(base, Hash64(key, len - mt->filter_suffix, kFilterSeed),
+             &block, bits);
+  uint8_t* b = static_cast<uint8_t*>(base) + mt->filter +
+               static_cast<size_t>(block) * kFilterBlockBytes;
+  for (int i = 0; i < 4; i++) b[bits[i] >> 3] |= static_cast<uint8_t>(1u << (bits[i] & 7));
+}
+
+bool Memtable::MayContain(const void* base, const LsmMemtable* mt,
+                          const uint8_t* prefix, size_t len) {
+  if (mt->filter == 0) return true;
+  uint32_t block, bits[4];
+  FilterBits(base, Hash64(prefix, len, kFilterSeed), &block, bits);
+  const uint8_t* b = static_cast<const uint8_t*>(base) + mt->filter +
+                     static_cast<size_t>(block) * kFilterBlockBytes;
+  for (int i = 0; i < 4; i++)
+    if ((b[bits[i] >> 3] & (1u << (bits[i] & 7))) == 0) return false;
+  return true;
+}
+
 void Memtable::Release(void* base, LsmMemtable* mt) {
   const uint8_t* b = static_cast<const uint8_t*>(base);
   uint32_t c = mt->first_chunk;
+  if (mt->filter != 0) Arena::FreeChunk(base, mt->filter - kChunkLinkSize);
   // Bounded by nchunks so that a damaged chain cannot loop forever.
   for (uint32_t i = 0; c != 0 && i < mt->nchunks; i++) {
     uint32_t next;

@@ -40,6 +40,8 @@ constexpr uint32_t kChunkLinkSize = 8;  // link word + padding
 constexpr uint32_t kNodeHeaderSize = 4;
 constexpr uint32_t kMaxNodeOverhead = kNodeHeaderSize + 4 * kMaxHeight + 3;
 constexpr uint64_t kMemtableSeed = 0x9E3779B97F4A7C15ull;
+constexpr uint64_t kFilterSeed = 0x6d656d66696c7472ull;  // "memfiltr"
+constexpr uint32_t kFilterBlockBytes = 64;
 
 class Memtable {
  public:
@@ -53,6 +55,10 @@ class Memtable {
   // LSM_INVALID (and changes nothing) if chunk is not an arena chunk.
   static LsmStatus AddChunk(void* base, LsmMemtable* mt, uint32_t chunk);
   static void Release(void* base, LsmMemtable* mt);
+  // The key filter (lsm_memtable_add_filter, lsm_memtable_may_contain).
+  static LsmStatus AddFilter(void* base, LsmMemtable* mt, uint32_t suffix);
+  static bool MayContain(const void* base, const LsmMemtable* mt,
+                         const uint8_t* prefix, size_t len);
   static uint64_t Memory(const void* base, const LsmMemtable* mt);
   // First node with key >= target (target nullptr: first node); 0 if none.
   static uint32_t Seek(const void* base, const LsmMemtable* mt,
@@ -94,6 +100,11 @@ class Memtable {
                                        kNodeHeaderSize);
   }
   static int RandomHeight(uint64_t* rng);
+  // The filter's block of a prefix hash, and its 4 bits in that block.
+  static void FilterBits(const void* base, uint64_t h, uint32_t* block,
+                         uint32_t bits[4]);
+  static void FilterAdd(void* base, LsmMemtable* mt, const uint8_t* key,
+                        size_t len);
   // Last node < key (key nullptr: the last node); 0 if none.  O(log n).
   static uint32_t FindLessThan(const void* base, const LsmMemtable* mt,
                                const uint8_t* key, size_t len);

@@ -226,6 +226,7 @@ extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 extern void LsmMemtableFree(LsmMemtable *mt);
 /* the arena nearly full (a hint); ask the largest other memtable to go */
 extern bool LsmArenaShort(void);
+extern void LsmMemtableAddFilter(LsmMemtable *mt, int memtable_kb, uint32 suffix);
 extern uint64 LsmArenaBytes(void);
 extern Oid	LsmArenaRelieve(LsmSlot *self);
 

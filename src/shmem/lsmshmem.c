@@ -122,7 +122,7 @@ LsmSlotLock(int slotno)
 void
 LsmMemtableFree(LsmMemtable *mt)
 {
-	if (mt->nchunks > 0)
+	if (mt->nchunks > 0 || mt->filter != 0)	/* a filter may come first */
 	{
 		LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
 		lsm_memtable_release(lsm_shared->arena, mt);
@@ -474,6 +474,26 @@ LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
 			return false;
 	}
 	return false;
+}
+
+/*
+ * Give an empty memtable a key filter (lsm_memtable_add_filter: one arena
+ * chunk; full-key point lookups then skip the memtable when it does not hold
+ * the key) if its index's memtables are at least 16 chunks, so the filter
+ * costs at most 1/16 more memory, and the arena is not short.  Otherwise, or
+ * with no chunk free, the memtable goes without, and lookups search it.
+ * suffix: the bytes at the end of an entry that are not key (the heap TID).
+ * REQUIRES: slot lock exclusive (or a private memtable).
+ */
+void
+LsmMemtableAddFilter(LsmMemtable *mt, int memtable_kb, uint32 suffix)
+{
+	if (mt->nentries != 0 || mt->filter != 0 ||
+		(uint64) memtable_kb * 1024 < 16 * (uint64) LSM_CHUNK_SIZE || LsmArenaShort())
+		return;
+	LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
+	(void) lsm_memtable_add_filter(lsm_shared->arena, mt, suffix);
+	LWLockRelease(lsm_shared->arena_lock);
 }
 
 /* The arena has no chunk left for index's memtable. */

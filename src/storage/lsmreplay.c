@@ -179,6 +179,8 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 			pos += LSM_LOG_ENTRY_HDR + len;
 		}
 		/* then the page into the memtable: one core call, more only for chunks */
+		if (mt->nentries == 0)
+			LsmMemtableAddFilter(mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
 		for (size_t pos = 0;;)
 		{
 			LsmStatus	st = lsm_memtable_insert_log(lsm_shared->arena, mt,

@@ -355,4 +355,65 @@ TEST(MemtableTest, CopyChunkAgainstReference) {
   lsm_batch_destroy(b);
 }
 
+// The key filter: never a false "no" for a prefix the memtable holds (with
+// any suffix of the filter's length), few false "maybe"s, nothing but
+// may_contain sees it, and release returns its chunk.
+TEST(MemtableTest, KeyFilter) {
+  const uint32_t kSuffix = 6;
+  MemtableFixture f(64, 64 * 1024);
+  uint32_t free0 = lsm_arena_free_chunks(f.base());
+  // one filter, on an empty memtable, in a chunk of the arena
+  ASSERT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix), LSM_OK);
+  EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix), LSM_INVALID);
+  EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0 - 1);
+  EXPECT_EQ(lsm_memtable_memory(f.base(), f.mt()), 0u);
+
+  KeyGen gen(7, 40);
+  std::set<Key> prefixes;
+  std::set<Key> keys;
+  while (keys.size() < 20000) {
+    Key p = gen.Next();
+    Key k = p + std::string("tid:") + static_cast<char>(keys.size() & 0xff) +
+            static_cast<char>((keys.size() >> 8) & 0xff);  // 6 suffix bytes
+    ASSERT_EQ(k.size(), p.size() + kSuffix);
+    ASSERT_EQ(f.Insert(k), LSM_OK);
+    prefixes.insert(p);
+    keys.insert(k);
+  }
+  // every key is still found by a scan (the filter chunk is not a node chunk)
+  EXPECT_EQ(f.Scan().size(), keys.size());
+  for (const Key& p : prefixes)
+    ASSERT_EQ(lsm_memtable_may_contain(f.base(), f.mt(), U8(p), p.size()), 1)
+        << "a false negative";
+  int fp = 0, probes = 0;
+  KeyGen other(8, 40);
+  for (int i = 0; i < 20000; i++) {
+    Key p = other.Next() + "x";
+    if (prefixes.count(p)) continue;
+    probes++;
+    fp += lsm_memtable_may_contain(f.base(), f.mt(), U8(p), p.size());
+  }
+  // 20,000 keys in 1,023 blocks of 512 bits (26 bits a key): well under 1%
+  EXPECT_LT(fp, probes / 100) << fp << " false positives in " << probes;
+  // not on a memtable with entries, and not from an empty arena
+  {
+    MemtableFixture g(2, 4096);
+    ASSERT_EQ(g.Insert(Key("abcdefgh")), LSM_OK);
+    EXPECT_EQ(lsm_memtable_add_filter(g.base(), g.mt(), kSuffix), LSM_INVALID);
+    MemtableFixture e(1, 4096);
+    uint32_t c;
+    ASSERT_EQ(lsm_arena_alloc_chunk(e.base(), &c), LSM_OK);
+    EXPECT_EQ(lsm_memtable_add_filter(e.base(), e.mt(), kSuffix), LSM_NO_MEMORY);
+    EXPECT_EQ(e.mt()->filter, 0u);
+  }
+  // without a filter: always "maybe"
+  LsmMemtable plain;
+  lsm_memtable_init(&plain);
+  EXPECT_EQ(lsm_memtable_may_contain(f.base(), &plain, U8(Key("zz")), 2), 1);
+  // release returns the data chunks and the filter's
+  lsm_memtable_release(f.base(), f.mt());
+  EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0);
+  EXPECT_EQ(f.mt()->filter, 0u);
+}
+
 }  // namespace
