@@ -476,11 +476,15 @@ LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
 	return false;
 }
 
+/* an arena smaller than this (16 MB) spends no chunk on key filters */
+#define LSM_FILTER_MIN_ARENA_CHUNKS	256
+
 /*
  * Give an empty memtable a key filter (lsm_memtable_add_filter: one arena
  * chunk; full-key point lookups then skip the memtable when it does not hold
  * the key) if its index's memtables are at least 16 chunks, so the filter
- * costs at most 1/16 more memory, and the arena is not short.  Otherwise, or
+ * costs at most 1/16 more memory, and the arena is at least 16 MB and not
+ * short (a small arena is a write buffer first).  Otherwise, or
  * with no chunk free, the memtable goes without, and lookups search it.
  * suffix: the bytes at the end of an entry that are not key (the heap TID).
  * REQUIRES: slot lock exclusive (or a private memtable).
@@ -489,7 +493,8 @@ void
 LsmMemtableAddFilter(LsmMemtable *mt, int memtable_kb, uint32 suffix)
 {
 	if (mt->nentries != 0 || mt->filter != 0 ||
-		(uint64) memtable_kb * 1024 < 16 * (uint64) LSM_CHUNK_SIZE || LsmArenaShort())
+		(uint64) memtable_kb * 1024 < 16 * (uint64) LSM_CHUNK_SIZE ||
+		LsmArenaChunks() < LSM_FILTER_MIN_ARENA_CHUNKS || LsmArenaShort())
 		return;
 	LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
 	(void) lsm_memtable_add_filter(lsm_shared->arena, mt, suffix);
