@@ -393,35 +393,53 @@ LsmPendingPush(Relation index, LsmPending *p)
 }
 
 /*
- * Push this backend's entries for index (its current relfilenode).  Called
- * before anything in this backend reads the index.
+ * Do p's entries go into index as it is now?  Those of its relfilenode, and
+ * those of an earlier relfilenode that another session replaced with a copy:
+ * ALTER INDEX ... SET TABLESPACE locks the index alone, and the executor let
+ * our lock on it go when the inserting statement ended (ExecCloseIndices),
+ * so the copy can happen between our statements; it lacks what we still
+ * buffer.  A relfilenode this transaction gave the index (TRUNCATE, REINDEX,
+ * a rewrite) was built from the heap, which has our rows: entries of the one
+ * before are stale (this backend pushes before every utility command, so
+ * there are none in practice; LsmForgetPending drops them at a build).
+ */
+static bool
+LsmPendingBelongs(Relation index, const LsmPending *p)
+{
+	if (p->indexoid != RelationGetRelid(index))
+		return false;
+	if (p->spcid == LsmRelSpcOid(index) && p->relnumber == LsmRelFileNumber(index))
+		return true;
+	return !LsmIndexNewInXact(index);
+}
+
+/*
+ * Push this backend's entries for index.  Called before anything in this
+ * backend reads the index (the reader holds its lock).
  */
 void
 LsmPushPending(Relation index)
 {
-	Oid			relid = RelationGetRelid(index);
 	LsmPending *p = lsm_pending;
 
 	while (p != NULL)
 	{
 		LsmPending *next = p->next;
 
-		/*
-		 * A buffer of another relfilenode stays: a ROLLBACK TO SAVEPOINT may
-		 * bring that relfilenode back.  Commit decides.
-		 */
-		if (p->indexoid == relid && p->spcid == LsmRelSpcOid(index) &&
-			p->relnumber == LsmRelFileNumber(index))
+		if (LsmPendingBelongs(index, p))
 			LsmPendingPush(index, p);
 		p = next;
 	}
 }
 
 /*
- * Push every buffer whose index still has that relfilenode (we hold the
- * RowExclusiveLock of the inserts: NoLock).  With drop, then forget them all
- * (commit: an index dropped, or given a new relfilenode by TRUNCATE, REINDEX
- * or a rewrite, has lost those rows or re-read them from the heap).
+ * Push every buffer whose index still takes it (LsmPendingBelongs).  The
+ * index is locked again first (RowExclusiveLock, kept to transaction end):
+ * the executor released the lock of the inserts when their statement ended,
+ * and without one a worker's shrink (AccessExclusiveLock) could cut the
+ * file's tail while this push takes a page there.  With drop, then forget
+ * them all (commit: an index dropped, or rebuilt by this transaction, has
+ * lost those rows or re-read them from the heap).
  */
 static void
 LsmPushAllPending(bool drop)
@@ -434,13 +452,12 @@ LsmPushAllPending(bool drop)
 		Relation	index = NULL;
 
 		if (p->nentries > 0)
-			index = try_relation_open(p->indexoid, NoLock);
+			index = try_relation_open(p->indexoid, RowExclusiveLock);
 		if (index != NULL)
 		{
 			if (index->rd_rel->relkind == RELKIND_INDEX &&
 				index->rd_indam != NULL && index->rd_indam->ambuild == lsmbuild &&
-				p->spcid == LsmRelSpcOid(index) &&
-				p->relnumber == LsmRelFileNumber(index))
+				LsmPendingBelongs(index, p))
 				LsmPendingPush(index, p);
 			relation_close(index, NoLock);
 		}

@@ -234,6 +234,43 @@ COMMIT;}, on_error_stop => 1);
 is(sql("SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM v WHERE k >= 'v' AND k < 'x'"),
 	'100', 'inserts around ALTER COLUMN TYPE (index kept): all 100 in the lsm index');
 
+# Another session between our statements.  The executor lets an index's
+# lock go when the inserting statement ends (ExecCloseIndices), so the
+# entries still buffered are pushed at commit under a lock taken again
+# (RowExclusiveLock).  Without it, a worker shrinking the index (under an
+# AccessExclusiveLock on the index alone) could cut the file's tail while
+# the push took a page there, leaving a log chain that names a page the file
+# lacks.  ALTER INDEX ... SET TABLESPACE in another session also locks the
+# index alone: it copies the index between our statements, and the entries
+# we still buffer must go into the copy at commit.
+my $spid = $s->query_safe('SELECT pg_backend_pid()');
+chomp $spid;
+my $ts2dir = PostgreSQL::Test::Utils::tempdir;
+sql("CREATE TABLESPACE lsm_ts2 LOCATION '$ts2dir'");
+my $locker = $node->background_psql('postgres', on_error_stop => 0);
+for my $ts ('lsm_ts2', 'pg_default')
+{
+	my $lo = $ts eq 'pg_default' ? 61100 : 61000;
+	$s->query_safe('BEGIN');
+	$s->query_safe("INSERT INTO t (k) SELECT $lo + g FROM generate_series(1, 50) g");
+	$locker->query_safe('BEGIN');
+	$locker->query_safe("ALTER INDEX t_k SET TABLESPACE $ts");
+	$s->query_until(qr/committing/, "\\echo committing\nCOMMIT;\n\\echo committed\n");
+	$node->poll_query_until('postgres',
+		"SELECT state = 'idle' OR wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $spid")
+	  or die "session $spid neither waits nor is idle";
+	is(sql("SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity WHERE pid = $spid"),
+		'Lock:relation',
+		"SET TABLESPACE $ts in another session: the COMMIT that pushes buffered entries waits for the index's lock");
+	$locker->query_safe('COMMIT');
+	$s->query_until(qr/committed/, '');
+	is(sql("SELECT spcname FROM pg_class c LEFT JOIN pg_tablespace s ON s.oid = c.reltablespace WHERE relname = 't_k'"),
+		$ts eq 'pg_default' ? '' : $ts, "the index moved to $ts");
+	agree("entries buffered before another session's SET TABLESPACE $ts", $lo, $lo + 50);
+	is(sql("SELECT lsm_am.verify('t_k', true)"), '', "after SET TABLESPACE $ts: verify(t_k, true): sound and complete");
+}
+$locker->quit;
+
 # A parallel worker runs the index scan (force_parallel_mode, renamed
 # debug_parallel_query in 16): the leader's buffered entries must be in the
 # index by then.
