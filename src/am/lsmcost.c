@@ -25,32 +25,35 @@
 
 /*
  * Sorted runs of an index: all of them, and those with a bloom filter on the
- * leading column (0 if the metapage cannot be read cheaply).
+ * leading column, read in place from the metapage.  As brincostestimate
+ * does: the planner holds the index's lock already (plancat.c), its page
+ * count says whether there is a metapage (no system call of our own), and a
+ * hypothetical index (hypopg) has nothing to read: one run, filtered.
  */
 static void
-LsmEstimateRuns(Oid indexoid, int *nruns, int *nfiltered, double *fpr)
+LsmEstimateRuns(IndexOptInfo *info, int *nruns, int *nfiltered, double *fpr)
 {
 	Relation	index;
-	LsmMetaPageData *meta;
 	LsmOptions *opts;
 
 	*nruns = 1;
 	*nfiltered = 0;
-	*fpr = 1.0;
-	index = index_open(indexoid, AccessShareLock);
-	if (RelationGetNumberOfBlocks(index) > 0)
+	*fpr = lsm_bloom_expected_fpr(10);
+	if (info->hypothetical)
 	{
-		meta = palloc(sizeof(LsmMetaPageData));
-		LsmReadMeta(index, meta, NULL);
-		*nruns = Max((int) meta->nruns, 1);
-		for (int i = 0; i < (int) meta->nruns; i++)
-			if (meta->runs[i].bloom_nblocks > 0 && meta->runs[i].bloom_cols == 1)
-				(*nfiltered)++;
-		pfree(meta);
+		*nfiltered = 1;
+		return;
+	}
+	index = index_open(info->indexoid, NoLock);
+	if (info->pages > 0)
+	{
+		LsmReadRunCounts(index, nruns, nfiltered);
+		*nruns = Max(*nruns, 1);
 	}
 	opts = (LsmOptions *) index->rd_options;
-	*fpr = lsm_bloom_expected_fpr(opts ? opts->bloom_bits_per_key : 10);
-	index_close(index, AccessShareLock);
+	if (opts)
+		*fpr = lsm_bloom_expected_fpr(opts->bloom_bits_per_key);
+	index_close(index, NoLock);
 }
 
 /* Does the path have an equality (or = ANY) clause on the first column? */
@@ -159,7 +162,7 @@ lsmcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	if (costs.numIndexTuples < 0)
 		costs.numIndexTuples = 0;	/* genericcostestimate computes it */
 	genericcostestimate(root, path, loop_count, &costs);
-	LsmEstimateRuns(path->indexinfo->indexoid, &nruns, &nfiltered, &fpr);
+	LsmEstimateRuns(path->indexinfo, &nruns, &nfiltered, &fpr);
 
 	/* runs a lookup searches: filters keep most of them out */
 	searched = nruns;

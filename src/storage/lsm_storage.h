@@ -229,6 +229,7 @@ LSM_NORETURN extern void LsmReportCorruption(Relation index, BlockNumber blkno, 
 			pg_attribute_printf(3, 4);
 extern void LsmReadMeta(Relation index, LsmMetaPageData *meta_out,
 						LsmRunRef **runs_out);
+extern void LsmReadRunCounts(Relation index, int *nruns, int *nfiltered);
 extern Buffer LsmLockMeta(Relation index);
 /* One entry for LsmLogAppend. */
 typedef struct LsmLogEntry

@@ -97,6 +97,30 @@ LsmReadMeta(Relation index, LsmMetaPageData *meta_out, LsmRunRef **runs_out)
 	}
 }
 
+/*
+ * What the planner needs of the manifest (am/lsmcost.c), read in place
+ * under a share lock, without copying the metapage: the number of runs, and
+ * how many of them have a bloom filter on the leading column alone.
+ */
+void
+LsmReadRunCounts(Relation index, int *nruns, int *nfiltered)
+{
+	Buffer		buf = ReadBuffer(index, LSM_METAPAGE_BLKNO);
+	const LsmMetaPageData *meta;
+	int			n;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	LsmCheckPage(index, buf, LSM_PK_META, 0);
+	meta = LsmPageGetMeta(BufferGetPage(buf));
+	n = Min((int) meta->nruns, LSM_MAX_RUNS);	/* scans check the rest */
+	*nruns = n;
+	*nfiltered = 0;
+	for (int i = 0; i < n; i++)
+		if (meta->runs[i].bloom_nblocks > 0 && meta->runs[i].bloom_cols == 1)
+			(*nfiltered)++;
+	UnlockReleaseBuffer(buf);
+}
+
 /* Lock the metapage exclusively and check it; returns the buffer. */
 Buffer
 LsmLockMeta(Relation index)
