@@ -144,6 +144,12 @@ bench_cluster ingest "max_wal_size = '1GB'" "checkpoint_timeout = '5min'" "autov
 	"max_replication_slots = 4"
 q "CREATE EXTENSION lsm_am" >/dev/null
 SB_BYTES=$(q "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'")
+# checkpoints so far: pg_stat_checkpointer from PostgreSQL 17 on
+if [ "$(q "SHOW server_version_num")" -ge 170000 ]; then
+	CHECKPOINTS_SQL="SELECT num_timed + num_requested FROM pg_stat_checkpointer"
+else
+	CHECKPOINTS_SQL="SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
+fi
 WORK=$BENCH_SCRATCH/work
 mkdir -p "$WORK"
 chown "$PG_USER:" "$WORK"
@@ -168,7 +174,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	q "CHECKPOINT" >/dev/null
 	q "SELECT pg_drop_replication_slot('bench') FROM pg_replication_slots WHERE slot_name = 'bench'" >/dev/null
 	q "SELECT pg_create_physical_replication_slot('bench', true)" >/dev/null # keeps the WAL for pg_waldump
-	ck0=$(q "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter")
+	ck0=$(q "$CHECKPOINTS_SQL")
 	start_lsn=$(q "SELECT pg_current_wal_insert_lsn()")
 	rel=
 	[ -z "$clause" ] || rel=$(relspec ing_k)
@@ -199,7 +205,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	wait "$sampler" 2>/dev/null || true
 	BENCH_BG_PIDS=
 	end_lsn=$(wal_lsn)
-	ck1=$(q "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter")
+	ck1=$(q "$CHECKPOINTS_SQL")
 	local wal_total idx_stats idx_bytes idx_fpi_bytes n
 	wal_total=$(wal_diff "$start_lsn" "$end_lsn")
 	idx_stats="n/a n/a"

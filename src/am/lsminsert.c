@@ -148,9 +148,10 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		int			i;
 		int64		wal0 = pgWalUsage.wal_bytes;
 
-		for (i = first; i < n; i++)
+		for (i = first; i < n;)
 		{
 			int			len = ents[i].len;
+			size_t		inserted;
 			LsmStatus	st;
 
 			if (slot->l0_runs >= (uint32) lsm_l0_stop_trigger)
@@ -179,22 +180,28 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 					first = i;
 				}
 				LsmSwitchMemtable(index, slot);
-				i--;			/* again, into the fresh memtable */
-				continue;
+				continue;		/* again, into the fresh memtable */
 			}
 
 			/* a fresh memtable's key filter (point lookups skip it) */
 			if (slot->mt.nentries == 0)
 				LsmMemtableAddFilter(&slot->mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
-			/* into the memtable now, into the log below: not loaded until then */
+			/*
+			 * Into the memtable now, into the log below: not loaded until
+			 * then.  ents[i] has room in the current chunk; the call takes it
+			 * and those after it that fit there too (up to 64), searching the
+			 * skiplist for them together.
+			 */
 			LsmLogMarkAhead(slot);
-			st = lsm_memtable_insert(lsm_shared->arena, &slot->mt, ents[i].key, len);
+			st = lsm_memtable_insert_many(lsm_shared->arena, &slot->mt,
+										  ents + i, n - i, &inserted);
 			if (st != LSM_OK)
 			{
 				/* cannot happen after the reservation; rebuild from the log */
 				LsmSlotRelease(index, slot);
 				LsmReportStatus(index, st, InvalidBlockNumber, "inserting into the memtable");
 			}
+			i += (int) inserted;
 		}
 		if (i > first)
 			LsmLogAppendGroup(index, slot, ents, first, i, done);

@@ -349,6 +349,18 @@ LsmStatus lsm_memtable_insert(void* base, LsmMemtable* mt, const uint8_t* key,
   LSM_API_CATCH_STATUS
 }
 
+LsmStatus lsm_memtable_insert_many(void* base, LsmMemtable* mt,
+                                   const LsmKeyRef* keys, size_t n,
+                                   size_t* consumed) noexcept {
+  LSM_API_TRY
+  if (consumed == nullptr) return LSM_INVALID;
+  *consumed = 0;
+  if (base == nullptr || mt == nullptr || (keys == nullptr && n > 0))
+    return LSM_INVALID;
+  return lsm::Memtable::InsertMany(base, mt, keys, n, consumed);
+  LSM_API_CATCH_STATUS
+}
+
 LsmStatus lsm_memtable_insert_log(void* base, LsmMemtable* mt,
                                   const uint8_t* content, size_t len,
                                   size_t* pos) noexcept {

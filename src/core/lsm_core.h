@@ -241,6 +241,26 @@ void		lsm_memtable_init(LsmMemtable *mt) LSM_NOEXCEPT;
  * present: keys are unique), LSM_NEED_CHUNK (add a chunk and call again),
  * LSM_TOO_LARGE. */
 LsmStatus	lsm_memtable_insert(void *base, LsmMemtable *mt, const uint8_t *key, size_t len) LSM_NOEXCEPT;
+/* A key to insert: len bytes at key. */
+typedef struct LsmKeyRef
+{
+	const uint8_t *key;
+	int			len;
+} LsmKeyRef;
+
+/*
+ * Insert keys[0 .. *consumed), given in any order: as many from the front as
+ * fit in the current chunk, at most 64 a call.  One call searches them
+ * together, in key order, so that the cache misses of their searches
+ * overlap, and links them in key order.  LSM_OK: *consumed >= 1 (keys
+ * already present count as inserted).  LSM_NEED_CHUNK: the first does not
+ * fit (add a chunk and call again); LSM_TOO_LARGE or LSM_INVALID: the first
+ * is over LSM_MAX_KEY_SIZE or not a key; *consumed is 0 and nothing changed
+ * in these three cases.  A key that fails after the first ends the call
+ * before it.  REQUIRES: memtable lock exclusive.
+ */
+LsmStatus	lsm_memtable_insert_many(void *base, LsmMemtable *mt, const LsmKeyRef *keys,
+									 size_t n, size_t *consumed) LSM_NOEXCEPT;
 /*
  * Insert the entries of a log page (content from *pos to len: each entry a
  * native-endian u16 length, then that many key bytes; doc/page_format.md)

@@ -2,6 +2,7 @@
 
 #include "memtable.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -125,6 +126,133 @@ LsmStatus Memtable::Insert(void* base, LsmMemtable* mt, const uint8_t* key,
   mt->nentries++;
   mt->key_bytes += len;
   FilterAdd(base, mt, key, len);
+  return LSM_OK;
+}
+
+// A search of a skiplist stalls on a cache miss at almost every node it
+// visits, one after the other.  InsertMany runs the searches of its keys side
+// by side, one step of each in turn, and prefetches the node each will look
+// at next, so that their misses overlap (group prefetching).  The searches
+// are of the list as it was; the keys are then linked in ascending order, and
+// a key's predecessor at a level is the last key of this call linked there if
+// both had the same predecessor in the old list (else the old one stands:
+// it lies after every key linked there so far).
+LsmStatus Memtable::InsertMany(void* base, LsmMemtable* mt,
+                               const LsmKeyRef* keys, size_t n,
+                               size_t* consumed) {
+  *consumed = 0;
+  if (n == 0) return LSM_OK;
+  if (mt->max_height > kMaxHeight) return LSM_INVALID;
+  const uint32_t chunk_size = Arena::ChunkSize(base);
+  if (chunk_size == 0) return LSM_INVALID;
+
+  // 1. The keys that fit in the current chunk, and their heights.
+  int height[kInsertManyMax];
+  uint64_t rng = mt->rng;
+  uint64_t used = mt->chunk_used;
+  size_t m = 0;
+  for (; m < n && m < kInsertManyMax; m++) {
+    const LsmKeyRef& k = keys[m];
+    LsmStatus bad = LSM_OK;
+    if (k.len < 0 || (k.key == nullptr && k.len > 0))
+      bad = LSM_INVALID;
+    else if (static_cast<size_t>(k.len) > LSM_MAX_KEY_SIZE)
+      bad = LSM_TOO_LARGE;
+    if (bad != LSM_OK) {
+      if (m == 0) return bad;
+      break;
+    }
+    if (mt->head == 0 || mt->cur_chunk == 0 || mt->max_height < 1) break;
+    uint64_t r = rng;
+    int h = RandomHeight(&r);
+    uint32_t size = NodeSize(static_cast<size_t>(k.len), h);
+    if (used + size > chunk_size) break;
+    used += size;
+    rng = r;
+    height[m] = h;
+  }
+  if (m == 0) return LSM_NEED_CHUNK;
+
+  // 2. Their order.
+  uint8_t order[kInsertManyMax];
+  for (size_t j = 0; j < m; j++) order[j] = static_cast<uint8_t>(j);
+  std::sort(order, order + m, [keys](uint8_t a, uint8_t b) {
+    return CompareKeys(keys[a].key, keys[a].len, keys[b].key, keys[b].len) < 0;
+  });
+
+  // 3. The searches, side by side: search j (of the j-th smallest key) is at
+  // node x[j] on level[j], and looks at cand[j], x's successor there, next.
+  const uint8_t* const b = static_cast<const uint8_t*>(base);
+  uint32_t prev[kInsertManyMax][kMaxHeight];
+  uint32_t x[kInsertManyMax], cand[kInsertManyMax];
+  int level[kInsertManyMax];
+  const int top = static_cast<int>(mt->max_height) - 1;
+  for (size_t j = 0; j < m; j++) {
+    for (int l = top + 1; l < kMaxHeight; l++) prev[j][l] = mt->head;
+    x[j] = mt->head;
+    level[j] = top;
+    cand[j] = NextArray(base, mt->head)[top];
+  }
+  for (size_t active = m; active > 0;) {
+    for (size_t j = 0; j < m; j++) {
+      if (level[j] < 0) continue;
+      const LsmKeyRef& k = keys[order[j]];
+      const uint32_t c = cand[j];
+      if (c != 0) {
+        Slice ck = Key(base, c);
+        if (CompareKeys(ck.data, ck.size, k.key, k.len) < 0) {
+          x[j] = c;
+          cand[j] = NextArray(base, c)[level[j]];
+          if (cand[j] != 0) __builtin_prefetch(b + cand[j]);
+          continue;
+        }
+      }
+      prev[j][level[j]] = x[j];
+      if (level[j] == 0) {
+        level[j] = -1;  // done: cand[j] is the first node >= the key
+        active--;
+        continue;
+      }
+      level[j]--;
+      cand[j] = NextArray(base, x[j])[level[j]];
+      if (cand[j] != 0) __builtin_prefetch(b + cand[j]);
+    }
+  }
+
+  // 4. Link them in ascending order.
+  mt->rng = rng;
+  uint32_t last[kMaxHeight] = {0}, last_prev[kMaxHeight] = {0};
+  const LsmKeyRef* before = nullptr;
+  for (size_t j = 0; j < m; j++) {
+    const LsmKeyRef& k = keys[order[j]];
+    const size_t len = static_cast<size_t>(k.len);
+    bool dup = before != nullptr &&
+               KeysEqual(before->key, before->len, k.key, len);  // twice here
+    before = &k;
+    if (!dup && cand[j] != 0) {
+      Slice ck = Key(base, cand[j]);
+      dup = KeysEqual(ck.data, ck.size, k.key, len);  // already present
+    }
+    if (dup) continue;
+    const int h = height[order[j]];
+    if (h > static_cast<int>(mt->max_height))
+      mt->max_height = static_cast<uint32_t>(h);
+    uint32_t node = PlaceNode(base, mt, k.key, len, h);
+    uint32_t* next = NextArray(base, node);
+    for (int l = 0; l < h; l++) {
+      uint32_t p = prev[j][l];
+      if (last[l] != 0 && last_prev[l] == p) p = last[l];
+      uint32_t* pnext = NextArray(base, p);
+      next[l] = pnext[l];
+      pnext[l] = node;
+      last[l] = node;
+      last_prev[l] = prev[j][l];
+    }
+    mt->nentries++;
+    mt->key_bytes += len;
+    FilterAdd(base, mt, k.key, len);
+  }
+  *consumed = m;
   return LSM_OK;
 }
 

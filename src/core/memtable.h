@@ -42,12 +42,18 @@ constexpr uint32_t kMaxNodeOverhead = kNodeHeaderSize + 4 * kMaxHeight + 3;
 constexpr uint64_t kMemtableSeed = 0x9E3779B97F4A7C15ull;
 constexpr uint64_t kFilterSeed = 0x6d656d66696c7472ull;  // "memfiltr"
 constexpr uint32_t kFilterBlockBytes = 64;
+// Keys one InsertMany call takes at most (its per-key state is on the stack).
+constexpr size_t kInsertManyMax = 64;
 
 class Memtable {
  public:
   static void Init(LsmMemtable* mt);
   static LsmStatus Insert(void* base, LsmMemtable* mt, const uint8_t* key,
                           size_t len);
+  // Inserts keys[0..*consumed): as many from the front as fit in the current
+  // chunk, at most kInsertManyMax (lsm_memtable_insert_many).
+  static LsmStatus InsertMany(void* base, LsmMemtable* mt, const LsmKeyRef* keys,
+                              size_t n, size_t* consumed);
   // Inserts the entries of a log page from *pos on (lsm_memtable_insert_log).
   static LsmStatus InsertLog(void* base, LsmMemtable* mt,
                              const uint8_t* content, size_t len, size_t* pos);

@@ -231,12 +231,9 @@ extern void LsmReadMeta(Relation index, LsmMetaPageData *meta_out,
 						LsmRunRef **runs_out);
 extern void LsmReadRunCounts(Relation index, int *nruns, int *nfiltered);
 extern Buffer LsmLockMeta(Relation index);
-/* One entry for LsmLogAppend. */
-typedef struct LsmLogEntry
-{
-	const uint8 *key;
-	int			len;
-} LsmLogEntry;
+/* One entry for LsmLogAppend (the core's key reference, so a batch goes to
+ * lsm_memtable_insert_many as it is). */
+typedef LsmKeyRef LsmLogEntry;
 extern void LsmLogAppend(Relation index, LsmSlot *slot, const LsmLogEntry *ents, int n,
 						 int *logged);
 /* switch: the active memtable becomes immutable, a new chain starts */

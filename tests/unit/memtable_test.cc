@@ -128,6 +128,127 @@ TEST(MemtableTest, RandomKeysAgainstStdSet) {
   }
 }
 
+// Checks every seek to keys present and absent, which walks every level: a
+// tower linked out of order at any level sends some seek astray.
+void ExpectSeeksMatch(MemtableFixture* f, const std::set<Key>& ref,
+                      KeyGen* gen) {
+  std::vector<Key> targets(ref.begin(), ref.end());
+  for (int i = 0; i < 2000; i++) targets.push_back(gen->Next());
+  for (const Key& t : targets) {
+    LsmMemtableIter it;
+    lsm_memtable_seek(f->base(), f->mt(), U8(t), t.size(), &it);
+    auto want = ref.lower_bound(t);
+    ASSERT_EQ(lsm_memtable_iter_valid(&it) != 0, want != ref.end());
+    if (want == ref.end()) continue;
+    const uint8_t* k;
+    size_t len;
+    lsm_memtable_iter_key(&it, &k, &len);
+    ASSERT_EQ(Key(reinterpret_cast<const char*>(k), len), *want);
+  }
+}
+
+// lsm_memtable_insert_many as the shim calls it: batches in arrival order,
+// with duplicates inside a batch and of keys already present, a chunk added
+// when the first key does not fit (small chunks: many calls stop early).
+TEST(MemtableTest, InsertManyAgainstStdSet) {
+  for (uint32_t chunk_size : {4096u, 64u * 1024}) {
+    MemtableFixture f(4096, chunk_size);
+    KeyGen gen(chunk_size, 60);
+    std::set<Key> ref;
+    std::vector<Key> seen;
+    uint64_t key_bytes = 0;
+    int short_calls = 0;
+    for (int round = 0; round < 600; round++) {
+      std::vector<Key> batch;
+      size_t n = gen.Uniform(1, 150);
+      for (size_t i = 0; i < n; i++) {
+        size_t kind = gen.Uniform(0, 19);
+        if (kind == 0 && !batch.empty())
+          batch.push_back(batch[gen.Uniform(0, batch.size() - 1)]);
+        else if (kind == 1 && !seen.empty())
+          batch.push_back(seen[gen.Uniform(0, seen.size() - 1)]);
+        else
+          batch.push_back(gen.Next());
+      }
+      std::vector<LsmKeyRef> refs;
+      for (const Key& k : batch)
+        refs.push_back(LsmKeyRef{U8(k), static_cast<int>(k.size())});
+      size_t done = 0;
+      while (done < refs.size()) {
+        size_t consumed = 99;
+        LsmMemtable before = *f.mt();
+        LsmStatus st = lsm_memtable_insert_many(
+            f.base(), f.mt(), refs.data() + done, refs.size() - done, &consumed);
+        if (st == LSM_NEED_CHUNK) {
+          ASSERT_EQ(consumed, 0u);
+          EXPECT_EQ(std::memcmp(&before, f.mt(), sizeof(before)), 0);
+          uint32_t c;
+          ASSERT_EQ(lsm_arena_alloc_chunk(f.base(), &c), LSM_OK);
+          lsm_memtable_add_chunk(f.base(), f.mt(), c);
+          continue;
+        }
+        ASSERT_EQ(st, LSM_OK);
+        ASSERT_GE(consumed, 1u);
+        ASSERT_LE(consumed, std::min<size_t>(refs.size() - done, 64));
+        if (consumed < std::min<size_t>(refs.size() - done, 64)) short_calls++;
+        for (size_t i = done; i < done + consumed; i++)
+          if (ref.insert(batch[i]).second) key_bytes += batch[i].size();
+        done += consumed;
+        ASSERT_LE(f.mt()->chunk_used, chunk_size);
+      }
+      for (const Key& k : batch) seen.push_back(k);
+    }
+    EXPECT_GT(short_calls, 10);
+    EXPECT_EQ(f.mt()->nentries, ref.size());
+    EXPECT_EQ(f.mt()->key_bytes, key_bytes);
+    std::vector<Key> all = f.Scan();
+    ASSERT_EQ(all.size(), ref.size());
+    EXPECT_TRUE(std::equal(all.begin(), all.end(), ref.begin()));
+    ExpectSeeksMatch(&f, ref, &gen);
+    // and single inserts after batched ones still find their places
+    for (int i = 0; i < 2000; i++) {
+      Key k = gen.Next();
+      ASSERT_EQ(f.Insert(k), LSM_OK);
+      ref.insert(k);
+    }
+    all = f.Scan();
+    EXPECT_TRUE(all.size() == ref.size() &&
+                std::equal(all.begin(), all.end(), ref.begin()));
+  }
+}
+
+TEST(MemtableTest, InsertManyErrors) {
+  MemtableFixture f(8, 4096);
+  Key ok("abc"), big(LSM_MAX_KEY_SIZE + 1, 'z');
+  size_t consumed = 7;
+  LsmKeyRef first_big[] = {{U8(big), static_cast<int>(big.size())},
+                           {U8(ok), 3}};
+  // no chunk yet
+  EXPECT_EQ(lsm_memtable_insert_many(f.base(), f.mt(), first_big + 1, 1,
+                                     &consumed),
+            LSM_NEED_CHUNK);
+  EXPECT_EQ(consumed, 0u);
+  ASSERT_EQ(f.Insert(Key("a")), LSM_OK);
+  EXPECT_EQ(lsm_memtable_insert_many(f.base(), f.mt(), first_big, 2, &consumed),
+            LSM_TOO_LARGE);
+  EXPECT_EQ(consumed, 0u);
+  // a bad key after good ones ends the call before it
+  LsmKeyRef then_big[] = {{U8(ok), 3}, {U8(big), static_cast<int>(big.size())}};
+  EXPECT_EQ(lsm_memtable_insert_many(f.base(), f.mt(), then_big, 2, &consumed),
+            LSM_OK);
+  EXPECT_EQ(consumed, 1u);
+  EXPECT_EQ(lsm_memtable_insert_many(f.base(), f.mt(), then_big + 1, 1,
+                                     &consumed),
+            LSM_TOO_LARGE);
+  LsmKeyRef negative[] = {{U8(ok), -1}};
+  EXPECT_EQ(lsm_memtable_insert_many(f.base(), f.mt(), negative, 1, &consumed),
+            LSM_INVALID);
+  EXPECT_EQ(lsm_memtable_insert_many(f.base(), f.mt(), nullptr, 0, &consumed),
+            LSM_OK);
+  EXPECT_EQ(consumed, 0u);
+  EXPECT_EQ(f.Scan(), (std::vector<Key>{"a", "abc"}));
+}
+
 TEST(MemtableTest, DuplicateInsertIsNoOp) {
   MemtableFixture f(4, 8192);
   Key k("\x00\xff key", 6);
