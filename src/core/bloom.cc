@@ -102,6 +102,7 @@ LsmStatus BloomBuilder::EncodePage(uint32_t i, uint8_t* content, size_t cap,
   EncodeFixed16(content + kOffCount, static_cast<uint16_t>(n));
   EncodeFixed64(content + kOffNKeys, count_);
   const size_t bytes = static_cast<size_t>(n) * kBloomBlockBytes;
+  Drain();
   std::memcpy(content + kBloomPageHeaderSize,
               BlockPtr(static_cast<uint32_t>(first)), bytes);
   *len_out = kBloomPageHeaderSize + bytes;
