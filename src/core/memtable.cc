@@ -259,16 +259,26 @@ LsmStatus Memtable::InsertMany(void* base, LsmMemtable* mt,
 LsmStatus Memtable::InsertLog(void* base, LsmMemtable* mt,
                               const uint8_t* content, size_t len,
                               size_t* pos) {
-  size_t p = *pos;
-  while (p < len) {
-    uint16_t klen;
-    if (len - p < sizeof(klen)) return LSM_CORRUPT;
-    std::memcpy(&klen, content + p, sizeof(klen));  // native order (the shim's)
-    if (klen == 0 || len - p - sizeof(klen) < klen) return LSM_CORRUPT;
-    LsmStatus st = Insert(base, mt, content + p + sizeof(klen), klen);
+  LsmKeyRef keys[kInsertManyMax];
+  size_t ends[kInsertManyMax];  // where each entry ends in content
+  while (*pos < len) {
+    // the next entries (up to the first malformed one), then InsertMany
+    size_t n = 0;
+    for (size_t p = *pos; p < len && n < kInsertManyMax; n++) {
+      uint16_t klen;
+      if (len - p < sizeof(klen)) break;
+      std::memcpy(&klen, content + p, sizeof(klen));  // native order (the shim's)
+      if (klen == 0 || len - p - sizeof(klen) < klen) break;
+      keys[n].key = content + p + sizeof(klen);
+      keys[n].len = klen;
+      p += sizeof(klen) + klen;
+      ends[n] = p;
+    }
+    if (n == 0) return LSM_CORRUPT;  // the entry at *pos
+    size_t consumed = 0;
+    LsmStatus st = InsertMany(base, mt, keys, n, &consumed);
+    if (consumed > 0) *pos = ends[consumed - 1];
     if (st != LSM_OK) return st;
-    p += sizeof(klen) + klen;
-    *pos = p;
   }
   return LSM_OK;
 }
