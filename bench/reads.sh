@@ -4,7 +4,7 @@
 #   bash bench/reads.sh [--rows N] [--reps N] [--seconds S] [--out DIR] [--quick]
 #
 # One table of N random int8 keys (default 1,000,000) under an lsm index, its
-# copy under a btree, on a throwaway cluster (shared_buffers 128MB, warm
+# copy under a btree, on a throwaway cluster (shared_buffers 128MB, jit off, warm
 # cache, no background workers, so the index stays in each state while it is
 # measured).  The same queries run against both in each state:
 #
@@ -54,7 +54,12 @@ MEM_BIG=$((ROWS / 10 * 10))		# "mem 1M": as many new rows as the table had
 MEM_SMALL=$((ROWS / 10))		# "mem 100k"
 
 # A memtable large enough for MEM_BIG entries (about 40 bytes each).
-bench_cluster reads "lsm_am.memory = 512" "lsm_am.max_workers = 0" "autovacuum = off" \
+# jit = off: the scripts look a probe key up before each measured statement;
+# a probe table read by a sequential scan under enable_seqscan = off costs
+# over jit_above_cost, and its JIT compilation (30-40 ms a statement) slowed
+# the measured statement after it 5-10x, for either index (hence the primary
+# keys on the probe tables too).
+bench_cluster reads "jit = off" "lsm_am.memory = 512" "lsm_am.max_workers = 0" "autovacuum = off" \
 	"lsm_am.l0_compaction_trigger = 64" "lsm_am.l0_slowdown_trigger = 100" "lsm_am.l0_stop_trigger = 100"
 WORK=$BENCH_SCRATCH/work
 mkdir -p "$WORK" && chown "$PG_USER:" "$WORK"
@@ -81,14 +86,16 @@ make_probes() {
 	q "DROP TABLE IF EXISTS probe, probe_r10, probe_r1000, probe_r100000" >/dev/null
 	q "VACUUM ANALYZE rd_l, rd_b" >/dev/null
 	q "CREATE TABLE probe AS SELECT row_number() OVER () AS i, k
-	     FROM (SELECT k FROM rd_b TABLESAMPLE SYSTEM (1) REPEATABLE (7) LIMIT 2000) s;" >/dev/null
+	     FROM (SELECT k FROM rd_b TABLESAMPLE SYSTEM (1) REPEATABLE (7) LIMIT 2000) s;
+	   ALTER TABLE probe ADD PRIMARY KEY (i);" >/dev/null
 	local n p
 	for n in 10 1000 100000; do
 		case $n in 10) p=200 ;; 1000) p=100 ;; 100000) p=10 ;; esac
 		q "SET enable_seqscan = off;
 		   CREATE TABLE probe_r$n AS SELECT row_number() OVER () AS i, lo, hi FROM (
 		     SELECT p.k AS lo, (SELECT k FROM rd_b WHERE k >= p.k ORDER BY k OFFSET $((n - 1)) LIMIT 1) AS hi
-		       FROM probe p WHERE p.i <= $((p * 2))) s WHERE hi IS NOT NULL LIMIT $p;" >/dev/null
+		       FROM probe p WHERE p.i <= $((p * 2))) s WHERE hi IS NOT NULL LIMIT $p;
+		   ALTER TABLE probe_r$n ADD PRIMARY KEY (i);" >/dev/null
 	done
 }
 
