@@ -13,6 +13,12 @@
 # (lsm_am.lookup_stats).
 #
 #   bash bench/unique.sh [--rows N] [--duration S] [--batch B] [--quick] [--out DIR]
+#                        [--variant 'NAME|INDEX OPTIONS']
+#
+# --variant adds one more lsm index to compare, e.g.
+# --variant 'lsm-tiered|compaction = tiered' (USING lsm (u) WITH (...)); it
+# may be given more than once.  The variants run one after another, each on
+# its own table, and the table prints a column for each.
 #
 # --batch B (a multiple of 20): B rows per statement instead, 95% new keys
 # and 5% keys already there in each (INSERT ... SELECT ... UNION ALL ...).
@@ -28,6 +34,8 @@ ROWS=10000000
 DURATION=120
 BATCH=1
 OUT=
+# NAME|AM|WITH options of each index compared (NAME names its tables)
+VARIANTS=("btree|btree|" "lsm|lsm|")
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rows) ROWS=${2:?}; shift 2 ;;
@@ -35,6 +43,12 @@ while [ $# -gt 0 ]; do
 	--batch) BATCH=${2:?}; shift 2 ;;
 	--quick) ROWS=300000; DURATION=20; shift ;;
 	--out) OUT=${2:?}; shift 2 ;;
+	--variant)
+		v=${2:?}
+		[[ $v == *"|"* && ${v%%|*} =~ ^lsm[a-z0-9_-]*$ ]] ||
+			lsm_die "unique.sh: --variant takes 'NAME|INDEX OPTIONS', NAME starting with lsm (letters, digits, - and _), e.g. 'lsm-tiered|compaction = tiered'"
+		VARIANTS+=("${v%%|*}|lsm|${v#*|}")
+		shift 2 ;;
 	*) lsm_die "unique.sh: unknown argument $1" ;;
 	esac
 done
@@ -49,25 +63,27 @@ chown postgres "$WORK"
 q "CREATE EXTENSION lsm_am"
 pgb() { as_pg PGHOST="$PGHOST" PGPORT="$PGPORT" pgbench -n "$@" postgres; }
 
-for am in btree lsm; do
-	t="ev_$am"
-	lsm_log "$t: preloading $ROWS random UUIDs, unique $am index"
+for variant in "${VARIANTS[@]}"; do
+	IFS='|' read -r name am with <<<"$variant"
+	id=${name//-/_}
+	t="ev_$id"
+	lsm_log "$t: preloading $ROWS random UUIDs, unique $am index${with:+ WITH ($with)}"
 	q "CREATE TABLE $t (u uuid NOT NULL, v int NOT NULL);
 	   INSERT INTO $t SELECT gen_random_uuid(), 0 FROM generate_series(1, $ROWS);
-	   CREATE UNIQUE INDEX ${t}_u ON $t USING $am (u);
-	   CREATE TABLE dupkeys_$am AS SELECT row_number() OVER () AS i, u FROM (SELECT u FROM $t LIMIT 100000) s;
-	   CREATE INDEX ON dupkeys_$am (i);" >/dev/null
+	   CREATE UNIQUE INDEX ${t}_u ON $t USING $am (u)${with:+ WITH ($with)};
+	   CREATE TABLE dupkeys_$id AS SELECT row_number() OVER () AS i, u FROM (SELECT u FROM $t LIMIT 100000) s;
+	   CREATE INDEX ON dupkeys_$id (i);" >/dev/null
 	q "VACUUM ANALYZE $t" >/dev/null
 	q "CHECKPOINT" >/dev/null
 	size=$(q "SELECT pg_relation_size('${t}_u')")
 	if [ "$BATCH" = 1 ]; then
 		echo "INSERT INTO $t VALUES (gen_random_uuid(), 1) ON CONFLICT (u) DO NOTHING;" >"$WORK/new.sql"
 		printf '\\set i random(1, 100000)\nINSERT INTO %s SELECT u, 2 FROM dupkeys_%s WHERE i = :i ON CONFLICT (u) DO NOTHING;\n' \
-			"$t" "$am" >"$WORK/dup.sql"
+			"$t" "$id" >"$WORK/dup.sql"
 		SCRIPTS=(-f "$WORK/new.sql@95" -f "$WORK/dup.sql@5")
 	else
 		printf '\\set i random(1, 99000)\nINSERT INTO %s SELECT gen_random_uuid(), 1 FROM generate_series(1, %d) UNION ALL SELECT u, 2 FROM dupkeys_%s WHERE i >= :i AND i < :i + %d ON CONFLICT (u) DO NOTHING;\n' \
-			"$t" "$((BATCH - BATCH / 20))" "$am" "$((BATCH / 20))" >"$WORK/new.sql"
+			"$t" "$((BATCH - BATCH / 20))" "$id" "$((BATCH / 20))" >"$WORK/new.sql"
 		SCRIPTS=(-f "$WORK/new.sql")
 	fi
 	[ "$am" = btree ] || q "SELECT lsm_am.reset_lookup_stats('${t}_u')" >/dev/null
@@ -76,8 +92,8 @@ for am in btree lsm; do
 	start_lsn=$(wal_lsn)
 	t0=$(date +%s.%N)
 	(cd "$WORK" && pgb -c 2 -j 2 -T "$DURATION" -M prepared "${SCRIPTS[@]}" \
-		-l --log-prefix="$WORK/log_$am" >"$WORK/pgbench_$am.out" 2>&1) ||
-		{ cat "$WORK/pgbench_$am.out" >&2; lsm_die "pgbench failed on $t"; }
+		-l --log-prefix="$WORK/log_$id" >"$WORK/pgbench_$id.out" 2>&1) ||
+		{ cat "$WORK/pgbench_$id.out" >&2; lsm_die "pgbench failed on $t"; }
 	end_lsn=$(wal_lsn)
 	rel=$(relspec "${t}_u")
 	read -r idx_wal idx_fpi <<<"$(as_pg pg_waldump -p "$BENCH_DATADIR/pg_wal" -s "$start_lsn" -e "$end_lsn" \
@@ -86,10 +102,10 @@ for am in btree lsm; do
 	n1=$(q "SELECT count(*) FROM $t")
 	dup_in=$(q "SELECT count(*) FROM $t WHERE v = 2")
 	# per-script statement counts: pgbench log "client tx latency script epoch us"
-	cat "$WORK"/log_"$am"* | awk -v t0="$t0" '{ printf "%.6f %d\n", $5 + $6 / 1e6 - t0, $4 }' | sort -g >"$WORK/tx_$am.txt"
+	cat "$WORK"/log_"$id"* | awk -v t0="$t0" '{ printf "%.6f %d\n", $5 + $6 / 1e6 - t0, $4 }' | sort -g >"$WORK/tx_$id.txt"
 	read -r ntx nnew ndup tmax late late_s <<<"$(awk '{ n++; c[$2]++; t[n] = $1 } END {
 		tm = t[n]; l = 0; for (i = 1; i <= n; i++) if (t[i] > tm * 2 / 3) l++
-		print n, c[0] + 0, c[1] + 0, tm, l, tm / 3 }' "$WORK/tx_$am.txt")"
+		print n, c[0] + 0, c[1] + 0, tm, l, tm / 3 }' "$WORK/tx_$id.txt")"
 	inserted=$((n1 - n0))
 	if [ "$BATCH" != 1 ]; then
 		nnew=$((ntx * (BATCH - BATCH / 20)))
@@ -97,7 +113,7 @@ for am in btree lsm; do
 		late=$((late * BATCH))
 	fi
 	nrows=$((nnew + ndup))
-	add() { csv_add "$CSV" unique 1 "$am" random_uuid "$1" "$2"; }
+	add() { csv_add "$CSV" unique 1 "$name" random_uuid "$1" "$2"; }
 	add index_mb_before "$(awk -v s="$size" 'BEGIN { printf "%.0f", s / 1048576 }')"
 	add statements "$ntx"
 	add rows_per_s "$(awk -v n="$nrows" -v t="$tmax" 'BEGIN { printf "%.0f", n / t }')"
@@ -126,14 +142,19 @@ done
 {
 	echo "Unique index on random UUIDs: $ROWS rows preloaded, 2 clients x $DURATION s, INSERT ... ON CONFLICT (u) DO NOTHING, $BATCH rows per statement, 5% duplicates"
 	echo "(shared_buffers $BENCH_SHARED_BUFFERS, synchronous_commit off)"
-	awk -F, 'NR > 1 { v[$5, $3] = $6; if (!($5 in seen)) { seen[$5] = 1; o[++m] = $5 } }
-		END { printf "%-28s %14s %14s\n", "metric", "btree", "lsm"
-		      for (i = 1; i <= m; i++) printf "%-28s %14s %14s\n", o[i], v[o[i], "btree"], v[o[i], "lsm"] }' "$CSV"
-	b=$(awk -F, '$3 == "btree" && $5 == "rows_per_s_last_third" { print $6 }' "$CSV")
-	l=$(awk -F, '$3 == "lsm" && $5 == "rows_per_s_last_third" { print $6 }' "$CSV")
-	bw=$(awk -F, '$3 == "btree" && $5 == "index_wal_bytes_per_row" { print $6 }' "$CSV")
-	lw=$(awk -F, '$3 == "lsm" && $5 == "index_wal_bytes_per_row" { print $6 }' "$CSV")
-	echo "target rows/s last third >= 2x btree: $(ratio "$l" "$b")x ($(verdict "$(ratio "$l" "$b")" '>=' 2))"
-	echo "target index WAL per row <= 1/5 of btree: $(ratio "$lw" "$bw" 3) ($(verdict "$(ratio "$lw" "$bw" 3)" '<=' 0.2))"
+	names=$(printf '%s\n' "${VARIANTS[@]}" | cut -d'|' -f1 | paste -sd' ')
+	awk -F, -v names="$names" 'NR > 1 { v[$5, $3] = $6; if (!($5 in seen)) { seen[$5] = 1; o[++m] = $5 } }
+		END { nn = split(names, nm, " "); printf "%-28s", "metric"; for (j = 1; j <= nn; j++) printf " %14s", nm[j]; print ""
+		      for (i = 1; i <= m; i++) { printf "%-28s", o[i]; for (j = 1; j <= nn; j++) printf " %14s", v[o[i], nm[j]]; print "" } }' "$CSV"
+	val() { awk -F, -v n="$1" -v m="$2" '$3 == n && $5 == m { print $6 }' "$CSV"; }
+	b=$(val btree rows_per_s_last_third)
+	bw=$(val btree index_wal_bytes_per_row)
+	for name in $names; do
+		[ "$name" != btree ] || continue
+		l=$(val "$name" rows_per_s_last_third)
+		lw=$(val "$name" index_wal_bytes_per_row)
+		echo "$name: target rows/s last third >= 2x btree: $(ratio "$l" "$b")x ($(verdict "$(ratio "$l" "$b")" '>=' 2))"
+		echo "$name: target index WAL per row <= 1/5 of btree: $(ratio "$lw" "$bw" 3) ($(verdict "$(ratio "$lw" "$bw" 3)" '<=' 0.2))"
+	done
 	echo "results: $CSV"
 } | tee "$OUT/unique_table.txt"
