@@ -47,6 +47,11 @@ while [ $# -gt 0 ]; do
 		v=${2:?}
 		[[ $v == *"|"* && ${v%%|*} =~ ^lsm[a-z0-9_-]*$ ]] ||
 			lsm_die "unique.sh: --variant takes 'NAME|INDEX OPTIONS', NAME starting with lsm (letters, digits, - and _), e.g. 'lsm-tiered|compaction = tiered'"
+		n=${v%%|*}
+		for x in "${VARIANTS[@]%%|*}"; do
+			[ "${x//-/_}" != "${n//-/_}" ] ||
+				lsm_die "unique.sh: --variant name $n is taken (its tables would be those of $x)"
+		done
 		VARIANTS+=("${v%%|*}|lsm|${v#*|}")
 		shift 2 ;;
 	*) lsm_die "unique.sh: unknown argument $1" ;;
