@@ -39,6 +39,7 @@ typedef struct LsmModule
 } LsmModule;
 
 static const LsmModule lsm_modules[] = {
+	{"C++ runtime bindings (core/)", lsm_core_bind_runtime, NULL, NULL},
 	{"memtable slots and arena (shmem/)", NULL, LsmShmemRequest, LsmShmemStartup},
 	{"progress of maintenance jobs (shmem/)", NULL, LsmProgressShmemRequest, LsmProgressShmemInit},
 	{"background workers (maint/)", LsmWorkerInit, LsmWorkerShmemRequest, LsmWorkerShmemInit},

@@ -557,4 +557,39 @@ uint64_t lsm_hash64(const void* data, size_t len, uint64_t seed) noexcept {
   LSM_API_CATCH_RETURN(0)
 }
 
+// ---------------------------------------------------------------------------
+// Process start-up
+
+namespace {
+// The objects pass through here, so the compiler cannot drop an allocation
+// it sees freed unused.
+void* volatile bind_sink = nullptr;
+}  // namespace
+
+void lsm_core_bind_runtime(void) noexcept {
+  LSM_API_TRY
+  // The operators one by one: plain, array, sized and aligned forms.
+  uint64_t* one = new uint64_t(0);
+  bind_sink = one;
+  delete one;
+  uint8_t* arr = new uint8_t[64];
+  bind_sink = arr;
+  delete[] arr;
+  void* aligned = ::operator new[](64, std::align_val_t(64));
+  bind_sink = aligned;
+  ::operator delete[](aligned, std::align_val_t(64));
+  // And as the core's objects use them: a batch holding a key (its block),
+  // a merge of two sources (its source array), both destroyed.
+  auto batch = std::make_unique<LsmBatch>();
+  const uint8_t key[1] = {0};
+  batch->rep.Add(key, sizeof(key));
+  bind_sink = batch.get();
+  auto merge = std::make_unique<LsmMerge>(2, false, nullptr, 0, nullptr, 0);
+  bind_sink = merge.get();
+  merge.reset();
+  batch.reset();
+  bind_sink = nullptr;
+  LSM_API_CATCH_RETURN()
+}
+
 }  // extern "C"

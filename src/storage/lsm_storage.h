@@ -300,12 +300,15 @@ extern size_t LsmBloomPrefixLen(LsmRunWriter *w, const uint8 *key, int len);
 
 /*
  * Backend cache of a run's header, fence pages and filter pages (lsmruncache.c),
- * each page loaded the first time a lookup needs it.
+ * each page loaded the first time a lookup needs it.  LsmRunCacheGet makes the
+ * entry without reading anything (a lookup the filter rules out never reads
+ * the run's header); LsmRunCacheHeader reads the header.
  */
 typedef struct LsmRunCacheEntry
 {
 	char		key[24];		/* LsmRunCacheKey */
-	bool		valid;
+	bool		valid;			/* made (extent checked, filter arrays) */
+	bool		header_ok;		/* header read, parsed and checked */
 	LsmRunRef	ref;			/* the run (start, pages, filter) */
 	uint8	   *header;			/* content of relative page 0 */
 	int			header_len;
@@ -318,9 +321,11 @@ typedef struct LsmRunCacheEntry
 	uint32		bloom_bpp;		/* blocks per filter page */
 	const uint8 **bloom_blocks; /* per filter page: its blocks, or NULL */
 	uint32	   *bloom_k;		/* per filter page: k */
+	uint8	   *bloom_seen;		/* per filter page: probed in place once */
 } LsmRunCacheEntry;
 
 extern LsmRunCacheEntry *LsmRunCacheGet(Relation index, const LsmRunRef *ref);
+extern void LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e);
 extern bool LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h);
 extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel,
 									 int *len);
@@ -418,6 +423,8 @@ extern void LsmPiecesTake(LsmMetaPageData *m, const LsmRunRef *runs, int n);
 #define LSM_REUSE_HELD			PG_UINT64_MAX
 extern void LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno,
 						   const char *what);
+extern Buffer LsmReadRunBuffer(Relation index, const LsmRunRef *ref, uint32 rel,
+							   uint16 kind);
 extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 						   uint8 *dst);
 extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,

@@ -51,8 +51,8 @@ LsmChainRunCmp(const void *a, const void *b)
 
 /*
  * What the cursors of a scan over one manifest need from the run headers:
- * every run's smallest and largest key, and which levels are chains (their
- * runs in key order).  Worked out once per manifest and kept per backend
+ * which levels are chains (their runs in key order), and the smallest and
+ * largest key of every run of a level that could be one.  Worked out once per manifest and kept per backend
  * for the last few indexes scanned: a point lookup used to fetch every
  * run's header from the run cache, copy its bounds and sort them, on every
  * scan.  A memo holds for exactly the manifest it was made from (the runs
@@ -119,10 +119,28 @@ LsmChainMemoGet(Relation index, const LsmRunRef *runs, int nruns)
 	memo->chained = palloc0(sizeof(bool) * Max(nruns, 1));
 	for (int i = 0; i < nruns; i++)
 	{
-		LsmRunCacheEntry *e = LsmRunCacheGet(index, &runs[i]);
 		LsmChainRun *b = &memo->bounds[i];
+		LsmRunCacheEntry *e;
+		int			peers = 0;
 
 		b->idx = i;
+		b->min = b->max = NULL;
+		b->minlen = b->maxlen = 0;
+
+		/*
+		 * Only the runs of a level >= 1 with two or more runs can be chained,
+		 * and only theirs need bounds here: any other run gets a cursor whose
+		 * start skips it by key range (from its header) or by filter, so that
+		 * a new connection's point lookup does not read the header of a run
+		 * the filter rules out.
+		 */
+		for (int j = 0; j < nruns && peers < 2; j++)
+			if (runs[j].level == runs[i].level)
+				peers++;
+		if (runs[i].level == 0 || peers < 2)
+			continue;
+		e = LsmRunCacheGet(index, &runs[i]);
+		LsmRunCacheHeader(index, e);
 		b->minlen = e->hdr.min_key_len;
 		b->min = palloc(b->minlen + 1);
 		memcpy(b->min, e->hdr.min_key, b->minlen);
@@ -169,19 +187,22 @@ LsmChainMemoGet(Relation index, const LsmRunRef *runs, int nruns)
 	return memo;
 }
 
-/* Does run b hold no key of range (entirely below it, or above it)? */
+/*
+ * Does run b hold no key of range (entirely below it, or above it)?  False
+ * for a run whose bounds the memo does not hold.
+ */
 static bool
 LsmChainBelow(const LsmChainRun *b, const LsmRange *range)
 {
 	/* as LsmRunCursorStart skips a run by key range */
-	return range != NULL && range->lo != NULL &&
+	return range != NULL && range->lo != NULL && b->max != NULL &&
 		LsmChainKeyCmp(b->max, b->maxlen, range->lo, range->lolen) < 0;
 }
 
 static bool
 LsmChainAbove(const LsmChainRun *b, const LsmRange *range)
 {
-	return range != NULL && range->hi != NULL &&
+	return range != NULL && range->hi != NULL && b->min != NULL &&
 		memcmp(b->min, range->hi, Min(b->minlen, (size_t) range->hilen)) > 0;
 }
 

@@ -30,14 +30,14 @@ LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno, const char *what
 		LsmReportStatus(index, st, blkno, what);
 }
 
-/* Copy the content area of a run page into dst; returns its length. */
-int
-LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
-			   uint8 *dst)
+/*
+ * Relative page rel of the run, pinned, share-locked and checked to be a page
+ * of that kind and run (the caller unlocks and releases it).
+ */
+Buffer
+LsmReadRunBuffer(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind)
 {
 	Buffer		buf;
-	Page		page;
-	int			len;
 
 	if (rel >= ref->npages)
 		LsmReportCorruption(index, ref->start,
@@ -46,8 +46,18 @@ LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 	buf = ReadBuffer(index, ref->start + rel);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	LsmCheckPage(index, buf, kind, ref->run_id);
-	page = BufferGetPage(buf);
-	len = LsmPageContentLen(page);
+	return buf;
+}
+
+/* Copy the content area of a run page into dst; returns its length. */
+int
+LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
+			   uint8 *dst)
+{
+	Buffer		buf = LsmReadRunBuffer(index, ref, rel, kind);
+	Page		page = BufferGetPage(buf);
+	int			len = LsmPageContentLen(page);
+
 	memcpy(dst, LsmPageContent(page), len);
 	UnlockReleaseBuffer(buf);
 	return len;
@@ -85,46 +95,50 @@ LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref)
 	c->ref = *ref;
 }
 
+/* Does the run's header rule range out (the run holds no key of it)? */
+static bool
+LsmRunOutsideRange(const LsmRunHeader *hdr, const LsmRange *range)
+{
+	if (range->lo && LsmKeyCmp(hdr->max_key, hdr->max_key_len, range->lo, range->lolen) < 0)
+		return true;
+	if (range->hi &&
+		memcmp(hdr->min_key, range->hi, Min(hdr->min_key_len, (size_t) range->hilen)) > 0)
+		return true;
+	return false;
+}
+
 /*
  * Find the first data page to visit; false if the run can be skipped.  The
  * header and fence pages come from the backend's run cache (lsmruncache.c), so
- * a lookup reads only data pages.
+ * a lookup reads only data pages once they are cached.  A run is skipped by
+ * key range (its header) or by filter: key range first when this backend has
+ * the header, else filter first, so that a new connection's lookup reads no
+ * header of a run the filter rules out.
  */
 static bool
 LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 				  const LsmRange *range)
 {
 	LsmRunCacheEntry *e = LsmRunCacheGet(index, &c->ref);
-	LsmRunHeader hdr = e->hdr;
+	LsmRunHeader hdr;
 	uint8		succ[LSM_MAX_KEY_SIZE + 1];
 	int			succlen = 0;
 	LsmFindMode mode;
 	const uint8 *target = NULL;
 	size_t		tlen = 0;
-	const uint8 *content = e->header;
-	int			len = e->header_len;
+	const uint8 *content;
+	int			len;
 	uint32		child;
 	int			is_data;
 	bool		is_header = true;
 	uint32		fence_rel = 0;	/* the page content came from */
 	int			depth = 0;
+	bool		range_first = e->header_ok;
 
-	c->ndata = hdr.ndata_pages;
-	if (hdr.ndata_pages == 0 ||
-		hdr.npages != (c->ref.bloom_nblocks > 0 ? c->ref.bloom_start : c->ref.npages))
-		LsmReportCorruption(index, c->ref.start,
-							"The header of run %u counts %u pages with %u data pages, the manifest %u pages before its filter.",
-							c->ref.run_id, hdr.npages, hdr.ndata_pages,
-							c->ref.bloom_nblocks > 0 ? c->ref.bloom_start : c->ref.npages);
-
-	/* skip by key range */
-	if (range->lo && LsmKeyCmp(hdr.max_key, hdr.max_key_len, range->lo, range->lolen) < 0)
-		return false;
-	if (range->hi &&
-		memcmp(hdr.min_key, range->hi, Min(hdr.min_key_len, (size_t) range->hilen)) > 0)
+	if (range_first && LsmRunOutsideRange(&e->hdr, range))
 		return false;
 
-	/* then by filter */
+	/* by filter */
 	if (c->bloom_check)
 	{
 		c->probed = true;
@@ -134,6 +148,22 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 			return false;
 		}
 	}
+
+	LsmRunCacheHeader(index, e);
+	hdr = e->hdr;
+	content = e->header;
+	len = e->header_len;
+	c->ndata = hdr.ndata_pages;
+	if (hdr.ndata_pages == 0 ||
+		hdr.npages != (c->ref.bloom_nblocks > 0 ? c->ref.bloom_start : c->ref.npages))
+		LsmReportCorruption(index, c->ref.start,
+							"The header of run %u counts %u pages with %u data pages, the manifest %u pages before its filter.",
+							c->ref.run_id, hdr.npages, hdr.ndata_pages,
+							c->ref.bloom_nblocks > 0 ? c->ref.bloom_start : c->ref.npages);
+
+	/* by key range, if not done above */
+	if (!range_first && LsmRunOutsideRange(&hdr, range))
+		return false;			/* a probe that said "maybe" was a false positive */
 
 	if (!backward)
 	{

@@ -16,10 +16,21 @@
  * Runs never change once published (VACUUM rewrites data pages only, and
  * leaves header and fence keys valid lower bounds), and run ids are never
  * reused within an index incarnation, so a cached copy stays right for the
- * run's life; an entry of a retired run is just never asked for again.  Pages
- * are loaded one at a time as lookups need them, so a new connection's first
- * lookup reads about what a btree descent reads.  The cache is dropped whole
- * when it grows past LSM_RUN_CACHE_BYTES.
+ * run's life; an entry of a retired run is just never asked for again.  The
+ * cache is dropped whole when it grows past LSM_RUN_CACHE_BYTES.
+ *
+ * What a new connection's first lookup costs is mostly the memory it touches
+ * for the first time (each shared buffer and each page of private memory
+ * faults into the new process), so the cache reads lazily and copies little:
+ *
+ *   - an entry is made without reading anything: the filter's place is in
+ *     the manifest, so a lookup the filter rules out never reads the run's
+ *     header (LsmRunCacheHeader reads it when a scan must descend the run);
+ *   - header and fence pages are copied at their content's length, not a
+ *     page's;
+ *   - a filter page is probed in its shared buffer the first time and copied
+ *     the second: a connection that looks one key up copies no filter page,
+ *     one that looks many up keeps the pages it uses.
  * ------------------------------------------------------------------------ */
 
 #define LSM_RUN_CACHE_BYTES		(64 * 1024 * 1024)
@@ -51,26 +62,32 @@ LsmRunCacheReset(void)
 	ctl.keysize = sizeof(LsmRunCacheKey);
 	ctl.entrysize = sizeof(LsmRunCacheEntry);
 	ctl.hcxt = lsm_run_cache_cxt;
-	lsm_run_cache = hash_create("lsm run cache", 256, &ctl,
+	lsm_run_cache = hash_create("lsm run cache", 64, &ctl,
 								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	lsm_run_cache_bytes = 0;
 }
 
-/* Copy a run page's content into the cache context. */
+/* Copy a run page's content (its length, not a page) into the cache context. */
 static uint8 *
 LsmRunCacheReadPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 					int *len)
 {
-	uint8	   *copy = MemoryContextAlloc(lsm_run_cache_cxt, BLCKSZ);
+	Buffer		buf = LsmReadRunBuffer(index, ref, rel, kind);
+	Page		page = BufferGetPage(buf);
+	uint8	   *copy;
 
-	*len = LsmReadRunPage(index, ref, rel, kind, copy);
-	lsm_run_cache_bytes += BLCKSZ;
+	*len = LsmPageContentLen(page);
+	copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
+	memcpy(copy, LsmPageContent(page), *len);
+	UnlockReleaseBuffer(buf);
+	lsm_run_cache_bytes += Max(*len, 1);
 	return copy;
 }
 
 /*
- * The cached entry of a run: its header is read now, fence and filter pages
- * when first needed.
+ * The cached entry of a run, made without reading any of its pages (the
+ * header is read by LsmRunCacheHeader, fence and filter pages when first
+ * needed).
  */
 LsmRunCacheEntry *
 LsmRunCacheGet(Relation index, const LsmRunRef *ref)
@@ -78,7 +95,6 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 	LsmRunCacheKey key;
 	LsmRunCacheEntry *e;
 	bool		found;
-	LsmRunHeader hdr;
 
 	if (lsm_run_cache == NULL || lsm_run_cache_bytes > LSM_RUN_CACHE_BYTES)
 		LsmRunCacheReset();
@@ -92,6 +108,8 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 		return e;
 
 	e->valid = false;
+	e->header_ok = false;
+	e->header = NULL;
 	e->ref = *ref;
 	/* once per run and backend: the manifest must not point past the file */
 	{
@@ -102,38 +120,66 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 								"Run %u occupies blocks %u to %u, the file has %u blocks.",
 								ref->run_id, ref->start, ref->start + ref->npages - 1, nblocks);
 	}
-	e->header = LsmRunCacheReadPage(index, ref, 0, LSM_PK_RUN_HEADER, &e->header_len);
+	e->bloom_bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
+	e->bloom_pages = 0;
+	if (ref->bloom_nblocks > 0 && e->bloom_bpp > 0)
+		e->bloom_pages = (ref->bloom_nblocks + e->bloom_bpp - 1) / e->bloom_bpp;
+	if (e->bloom_pages > 0)
+	{
+		Size		n = e->bloom_pages;
+		char	   *arrays = MemoryContextAllocZero(lsm_run_cache_cxt,
+													n * (sizeof(uint8 *) + sizeof(uint32) + 1));
+
+		e->bloom_blocks = (const uint8 **) arrays;
+		e->bloom_k = (uint32 *) (arrays + n * sizeof(uint8 *));
+		e->bloom_seen = (uint8 *) (arrays + n * (sizeof(uint8 *) + sizeof(uint32)));
+		lsm_run_cache_bytes += n * (sizeof(uint8 *) + sizeof(uint32) + 1);
+	}
+	else
+	{
+		e->bloom_blocks = NULL;
+		e->bloom_k = NULL;
+		e->bloom_seen = NULL;
+	}
+	e->valid = true;
+	return e;
+}
+
+/* Read, parse and check the run's header (once per run and backend). */
+void
+LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e)
+{
+	const LsmRunRef *ref = &e->ref;
+	LsmRunHeader hdr;
+
+	if (e->header_ok)
+		return;
+	if (e->header == NULL)
+		e->header = LsmRunCacheReadPage(index, ref, 0, LSM_PK_RUN_HEADER, &e->header_len);
 	LsmCheckStatus(index, lsm_runheader_parse(e->header, e->header_len, &hdr), ref->start,
 				   "reading a run header");
-	e->hdr = hdr;
 	if (hdr.npages > ref->npages || hdr.ndata_pages + 1 > hdr.npages)
 		LsmReportCorruption(index, ref->start,
 							"The header of run %u counts %u pages with %u data pages, the manifest %u pages.",
 							ref->run_id, hdr.npages, hdr.ndata_pages, ref->npages);
+	e->hdr = hdr;
 	e->fence_first = hdr.ndata_pages + 1;
 	e->nfence = hdr.npages - e->fence_first;
 	e->fence = MemoryContextAllocZero(lsm_run_cache_cxt,
 									  sizeof(uint8 *) * Max(e->nfence, 1));
 	e->fence_len = MemoryContextAllocZero(lsm_run_cache_cxt,
 										  sizeof(int) * Max(e->nfence, 1));
-	e->bloom_bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
-	e->bloom_pages = 0;
-	if (ref->bloom_nblocks > 0 && e->bloom_bpp > 0)
-		e->bloom_pages = (ref->bloom_nblocks + e->bloom_bpp - 1) / e->bloom_bpp;
-	e->bloom_blocks = MemoryContextAllocZero(lsm_run_cache_cxt,
-											 sizeof(uint8 *) * Max(e->bloom_pages, 1));
-	e->bloom_k = MemoryContextAllocZero(lsm_run_cache_cxt,
-										sizeof(uint32) * Max(e->bloom_pages, 1));
-	e->valid = true;
-	return e;
+	lsm_run_cache_bytes += (sizeof(uint8 *) + sizeof(int)) * Max(e->nfence, 1);
+	e->header_ok = true;
 }
 
-/* Fence page rel of the run (cached). */
+/* Fence page rel of the run (cached); the header must have been read. */
 const uint8 *
 LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel, int *len)
 {
 	uint32		i;
 
+	Assert(e->header_ok);
 	if (rel < e->fence_first || rel - e->fence_first >= e->nfence)
 		LsmReportCorruption(index, e->ref.start,
 							"The fence tree of run %u points at its page %u, fence pages are %u to %u.",
@@ -147,8 +193,29 @@ LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel, int *len)
 }
 
 /*
- * The run's filter's answer for h (true: may contain), reading the one
- * filter page that holds h's block the first time it is needed.
+ * ERROR unless a filter page's parsed description fits the run's filter and
+ * holds block (the one a probe needs).
+ */
+static void
+LsmRunCacheCheckBloomPage(Relation index, LsmRunCacheEntry *e, uint32 pg, uint32 block,
+						  LsmStatus st, const LsmBloomPageInfo *info)
+{
+	if (st == LSM_OK &&
+		(info->nblocks_total != e->ref.bloom_nblocks ||
+		 info->first_block != pg * e->bloom_bpp ||
+		 info->first_block + info->nblocks > e->ref.bloom_nblocks ||
+		 block - info->first_block >= info->nblocks))
+		st = LSM_CORRUPT;
+	if (st != LSM_OK)
+		LsmReportCorruption(index, e->ref.start + e->ref.bloom_start + pg,
+							"Bloom filter page %u of run %u failed validation.",
+							pg, e->ref.run_id);
+}
+
+/*
+ * The run's filter's answer for h (true: may contain).  The filter page that
+ * holds h's block is probed in its shared buffer the first time this backend
+ * needs it, and copied into the cache the second time.
  */
 bool
 LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
@@ -164,23 +231,36 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
 		return true;
 	if (e->bloom_blocks[pg] == NULL)
 	{
-		int			len;
-		uint8	   *content = LsmRunCacheReadPage(index, &e->ref, e->ref.bloom_start + pg,
-												  LSM_PK_RUN_BLOOM, &len);
+		Buffer		buf = LsmReadRunBuffer(index, &e->ref, e->ref.bloom_start + pg,
+										   LSM_PK_RUN_BLOOM);
+		Page		page = BufferGetPage(buf);
+		const uint8 *content = (const uint8 *) LsmPageContent(page);
+		int			len = LsmPageContentLen(page);
 		LsmBloomPageInfo info;
-		LsmStatus	st = lsm_bloom_page_parse(content, len, &info);
+		bool		result;
 
-		if (st == LSM_OK &&
-			(info.nblocks_total != e->ref.bloom_nblocks ||
-			 info.first_block != pg * e->bloom_bpp ||
-			 info.first_block + info.nblocks > e->ref.bloom_nblocks))
-			st = LSM_CORRUPT;
-		if (st != LSM_OK)
-			LsmReportCorruption(index, e->ref.start + e->ref.bloom_start + pg,
-								"Bloom filter page %u of run %u failed validation.",
-								pg, e->ref.run_id);
-		e->bloom_k[pg] = info.k;
-		e->bloom_blocks[pg] = info.blocks;
+		LsmRunCacheCheckBloomPage(index, e, pg, block,
+								  lsm_bloom_page_parse(content, len, &info), &info);
+		if (!e->bloom_seen[pg])
+		{
+			/* first time: answer from the buffer, keep nothing */
+			result = lsm_bloom_block_may_contain(info.blocks +
+												 (Size) (block - pg * e->bloom_bpp) * LSM_BLOOM_BLOCK_BYTES,
+												 info.k, h) != 0;
+			UnlockReleaseBuffer(buf);
+			e->bloom_seen[pg] = 1;
+			return result;
+		}
+		else
+		{
+			uint8	   *copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(len, 1));
+
+			memcpy(copy, content, len);
+			UnlockReleaseBuffer(buf);
+			lsm_run_cache_bytes += Max(len, 1);
+			e->bloom_k[pg] = info.k;
+			e->bloom_blocks[pg] = copy + (info.blocks - content);
+		}
 	}
 	return lsm_bloom_block_may_contain(e->bloom_blocks[pg] +
 									   (Size) (block - pg * e->bloom_bpp) * LSM_BLOOM_BLOCK_BYTES,

@@ -1,0 +1,121 @@
+# 027_first_lookup.pl — what a new connection's first point lookup reads
+# (doc/impl.md, "Run cache").  A backend caches run headers, fence pages and
+# filter pages; a new connection has none of them.  Its first lookup must
+# read about the pages it needs, as btree's descent does: each run's filter
+# page for the key, then the header, fence and data page of the one run the
+# filters leave (a filter page is answered in its buffer the first time and
+# copied into the cache the second; headers are read only for runs a scan
+# descends).  Counted with pg_statio_user_indexes (buffer accesses of the
+# index), each lookup against the same lookup on an index with no runs (its
+# metapage accesses, which the planner and the scan make alike):
+#
+#   - first lookup: at most one filter page per run, plus a header, a fence
+#     level and a data page (before this, every run's header was read too);
+#   - second lookup of the same key: the filter pages again (now copied),
+#     no header;
+#   - third: the data page alone;
+#   - every answer equals btree's, for keys in each run and absent keys.
+use strict;
+use warnings;
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('first');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+shared_preload_libraries = 'lsm_am'
+autovacuum = off
+lsm_am.max_workers = 0
+lsm_am.l0_compaction_trigger = 64
+lsm_am.l0_slowdown_trigger = 100
+lsm_am.l0_stop_trigger = 100
+});
+$node->start;
+
+sub sql { return $node->safe_psql('postgres', $_[0]); }
+
+# six level-0 runs whose key ranges all overlap (run r holds 7g + r), and an
+# index with no runs at all (one entry in its memtable)
+my $runs = 6;
+sql(q{
+CREATE EXTENSION lsm_am;
+CREATE TABLE fl (k int8);
+CREATE INDEX fl_k ON fl USING lsm (k);
+CREATE TABLE fb (k int8);
+CREATE INDEX fb_k ON fb (k);
+CREATE TABLE fz (k int8);
+CREATE INDEX fz_k ON fz USING lsm (k);
+INSERT INTO fz VALUES (5);
+});
+for my $r (0 .. $runs - 1)
+{
+	sql(qq{
+INSERT INTO fl SELECT 7 * g + $r FROM generate_series(1, 20000) g;
+SELECT lsm_am.flush('fl_k');
+});
+}
+sql('INSERT INTO fb SELECT * FROM fl');
+is(sql(q{SELECT array_length(runs_per_level, 1) >= 1 AND runs_per_level[1] = 6
+		   FROM lsm_am.index_summary('fl_k')}),
+	't', 'six runs at level 0');
+is(sql(q{SELECT count(*) FROM lsm_am.index_info('fl_k') WHERE pages < 60}),
+	$runs, 'each run is small enough for its header to point at its data pages');
+
+# Three lookups of key in a new connection; the index's buffer accesses for
+# each, as "d1|d2|d3".  Stats are flushed after each lookup (the backend
+# goes idle between psql's statements).
+sub lookups
+{
+	my ($tab, $idx, $key) = @_;
+	my $flush = q{SELECT pg_stat_force_next_flush() AS flushed \gset
+SELECT 1 AS one \gset};
+	my $count = "SELECT idx_blks_hit + idx_blks_read FROM pg_statio_user_indexes WHERE indexrelid = '$idx'::regclass";
+	return $node->safe_psql('postgres', qq{
+SELECT ($count) AS s0 \\gset
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FROM $tab WHERE k = $key \\gset
+$flush
+SELECT ($count) - :s0 AS d1 \\gset
+SELECT count(*) FROM $tab WHERE k = $key \\gset
+$flush
+SELECT ($count) - :s0 - :d1 AS d2 \\gset
+SELECT count(*) FROM $tab WHERE k = $key \\gset
+$flush
+SELECT :d1 || '|' || :d2 || '|' || (($count) - :s0 - :d1 - :d2);
+});
+}
+
+my ($z1, $z2, $z3) = split /\|/, lookups('fz', 'fz_k', 5);
+ok($z1 >= 1 && $z2 >= 1 && $z3 >= 1, "an index with no runs: metapage accesses $z1, $z2, $z3");
+
+for my $key (7 * 100 + 3, 7 * 5000 + 0, 7 * 17 + 5, 7 * 12345 + 1)
+{
+	my ($d1, $d2, $d3) = split /\|/, lookups('fl', 'fl_k', $key);
+	my ($e1, $e2, $e3) = ($d1 - $z1, $d2 - $z2, $d3 - $z3);
+	ok($e1 <= $runs + 3,
+		"key $key, first lookup of a new connection: $e1 pages beyond the metapage (at most a filter page per run, header, fence, data page)");
+	ok($e2 <= $runs + 2 && $e2 < $e1,
+		"key $key, second lookup: $e2 pages (the filter pages again, to be copied, no header)");
+	is($e3, 1, "key $key, third lookup: the data page alone");
+}
+
+# answers: keys of every run, keys between them (7g + 6 is in no run), and
+# keys beyond the ends, new connection each time, against btree
+my $off = 'SET enable_seqscan = off; SET enable_bitmapscan = off;';
+for my $key (7, 8, 13, 7 * 9999 + 2, 7 * 9999 + 6, 7 * 20000 + 5, 7 * 20001, -1, 0)
+{
+	is(sql("$off SELECT count(*) FROM fl WHERE k = $key"),
+		sql("$off SELECT count(*) FROM fb WHERE k = $key"),
+		"key $key: lsm and btree agree in a new connection");
+}
+is(sql("$off SELECT count(*) FROM fl WHERE k BETWEEN 700 AND 1400"),
+	sql("$off SELECT count(*) FROM fb WHERE k BETWEEN 700 AND 1400"),
+	'a range after the point lookups: lsm and btree agree');
+is(sql(q{SELECT count(*) FROM lsm_am.verify('fl_k', true)}), '1', 'verify is clean');
+
+$node->stop;
+done_testing();
