@@ -52,8 +52,9 @@ LsmChainRunCmp(const void *a, const void *b)
 /*
  * What the cursors of a scan over one manifest need from the run headers:
  * which levels are chains (their runs in key order), and the smallest and
- * largest key of every run of a level that could be one.  Worked out once per manifest and kept per backend
- * for the last few indexes scanned: a point lookup used to fetch every
+ * largest key of every run of a level that could be one.  Worked out once
+ * per manifest and kept per backend for the last few indexes scanned: a
+ * point lookup used to fetch every
  * run's header from the run cache, copy its bounds and sort them, on every
  * scan.  A memo holds for exactly the manifest it was made from (the runs
  * array compares equal: same runs, same extents, same counts).
@@ -87,6 +88,7 @@ LsmChainMemoGet(Relation index, const LsmRunRef *runs, int nruns)
 	LsmChainMemo *memo = NULL;
 	MemoryContext old;
 	LsmChainRun *lv;
+	int			level_runs[LSM_PICK_MAX_LEVEL + 1];	/* runs per level */
 
 	for (int i = 0; i < LSM_CHAIN_MEMOS; i++)
 	{
@@ -117,11 +119,14 @@ LsmChainMemoGet(Relation index, const LsmRunRef *runs, int nruns)
 	memcpy(memo->runs, runs, sizeof(LsmRunRef) * nruns);
 	memo->bounds = palloc(sizeof(LsmChainRun) * Max(nruns, 1));
 	memo->chained = palloc0(sizeof(bool) * Max(nruns, 1));
+	memset(level_runs, 0, sizeof(level_runs));
+	for (int i = 0; i < nruns; i++)
+		if (runs[i].level <= LSM_PICK_MAX_LEVEL)
+			level_runs[runs[i].level]++;
 	for (int i = 0; i < nruns; i++)
 	{
 		LsmChainRun *b = &memo->bounds[i];
 		LsmRunCacheEntry *e;
-		int			peers = 0;
 
 		b->idx = i;
 		b->min = b->max = NULL;
@@ -134,10 +139,8 @@ LsmChainMemoGet(Relation index, const LsmRunRef *runs, int nruns)
 		 * a new connection's point lookup does not read the header of a run
 		 * the filter rules out.
 		 */
-		for (int j = 0; j < nruns && peers < 2; j++)
-			if (runs[j].level == runs[i].level)
-				peers++;
-		if (runs[i].level == 0 || peers < 2)
+		if (runs[i].level == 0 || runs[i].level > LSM_PICK_MAX_LEVEL ||
+			level_runs[runs[i].level] < 2)
 			continue;
 		e = LsmRunCacheGet(index, &runs[i]);
 		LsmRunCacheHeader(index, e);

@@ -212,6 +212,15 @@ LsmRunCacheCheckBloomPage(Relation index, LsmRunCacheEntry *e, uint32 pg, uint32
 							pg, e->ref.run_id);
 }
 
+/* Probe h in filter page pg's blocks (block: h's block in the whole filter). */
+static bool
+LsmRunCacheProbe(const LsmRunCacheEntry *e, const uint8 *blocks, uint32 k, uint32 pg,
+				 uint32 block, uint64 h)
+{
+	return lsm_bloom_block_may_contain(blocks + (Size) (block - pg * e->bloom_bpp) *
+									   LSM_BLOOM_BLOCK_BYTES, k, h) != 0;
+}
+
 /*
  * The run's filter's answer for h (true: may contain).  The filter page that
  * holds h's block is probed in its shared buffer the first time this backend
@@ -237,6 +246,7 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
 		const uint8 *content = (const uint8 *) LsmPageContent(page);
 		int			len = LsmPageContentLen(page);
 		LsmBloomPageInfo info;
+		const uint8 *blocks;
 		bool		result;
 
 		LsmRunCacheCheckBloomPage(index, e, pg, block,
@@ -244,25 +254,22 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
 		if (!e->bloom_seen[pg])
 		{
 			/* first time: answer from the buffer, keep nothing */
-			result = lsm_bloom_block_may_contain(info.blocks +
-												 (Size) (block - pg * e->bloom_bpp) * LSM_BLOOM_BLOCK_BYTES,
-												 info.k, h) != 0;
-			UnlockReleaseBuffer(buf);
+			blocks = info.blocks;
 			e->bloom_seen[pg] = 1;
-			return result;
 		}
 		else
 		{
 			uint8	   *copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(len, 1));
 
 			memcpy(copy, content, len);
-			UnlockReleaseBuffer(buf);
 			lsm_run_cache_bytes += Max(len, 1);
+			blocks = copy + (info.blocks - content);
 			e->bloom_k[pg] = info.k;
-			e->bloom_blocks[pg] = copy + (info.blocks - content);
+			e->bloom_blocks[pg] = blocks;
 		}
+		result = LsmRunCacheProbe(e, blocks, info.k, pg, block, h);
+		UnlockReleaseBuffer(buf);
+		return result;
 	}
-	return lsm_bloom_block_may_contain(e->bloom_blocks[pg] +
-									   (Size) (block - pg * e->bloom_bpp) * LSM_BLOOM_BLOCK_BYTES,
-									   e->bloom_k[pg], h) != 0;
+	return LsmRunCacheProbe(e, e->bloom_blocks[pg], e->bloom_k[pg], pg, block, h);
 }
