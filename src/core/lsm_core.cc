@@ -386,12 +386,19 @@ void lsm_memtable_release(void* base, LsmMemtable* mt) noexcept {
   LSM_API_CATCH_RETURN()
 }
 
-LsmStatus lsm_memtable_add_filter(void* base, LsmMemtable* mt,
-                                  uint32_t suffix) noexcept {
+LsmStatus lsm_memtable_add_filter(void* base, LsmMemtable* mt, uint32_t suffix,
+                                  uint32_t nchunks) noexcept {
   LSM_API_TRY
   if (base == nullptr || mt == nullptr) return LSM_INVALID;
-  return lsm::Memtable::AddFilter(base, mt, suffix);
+  return lsm::Memtable::AddFilter(base, mt, suffix, nchunks);
   LSM_API_CATCH_STATUS
+}
+
+uint32_t lsm_memtable_filter_chunks(const void* base, const LsmMemtable* mt) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || mt == nullptr) return 0;
+  return lsm::Memtable::FilterChunks(base, mt);
+  LSM_API_CATCH_RETURN(0)
 }
 
 int lsm_memtable_may_contain(const void* base, const LsmMemtable* mt,

@@ -230,8 +230,8 @@ typedef struct LsmMemtable
 	uint64_t	nentries;
 	uint64_t	key_bytes;		/* sum of key lengths */
 	uint64_t	rng;			/* node-height random state */
-	uint32_t	filter;			/* key filter: arena offset of its bits (in a
-								 * chunk of its own); 0 = none */
+	uint32_t	filter;			/* key filter: arena offset of its directory
+								 * (in chunks of its own); 0 = none */
 	uint32_t	filter_suffix;	/* trailing bytes of a key it leaves out */
 } LsmMemtable;
 
@@ -280,17 +280,22 @@ void		lsm_memtable_add_chunk(void *base, LsmMemtable *mt, uint32_t chunk) LSM_NO
  * the arena and leaves mt empty. */
 void		lsm_memtable_release(void *base, LsmMemtable *mt) LSM_NOEXCEPT;
 /*
- * Give an empty memtable a key filter in an arena chunk of its own (taken
- * here, returned by lsm_memtable_release): every key inserted from then on
- * is added to it without its last suffix bytes (the shim's heap TID), so that
- * lsm_memtable_may_contain answers "no key with this prefix" for most
- * prefixes a memtable does not hold, without a skiplist search.  A blocked
- * bloom filter: one 64-byte block per key, 4 bits in it.  Not counted in
- * lsm_memtable_memory.  LSM_NO_MEMORY: the arena has no free chunk;
- * LSM_INVALID: the memtable has entries or a filter already (nothing changed
- * in either case).  REQUIRES: memtable lock and arena lock exclusive.
+ * Give an empty memtable a key filter of nchunks arena chunks (1 to 63; taken
+ * here, fewer if the arena runs out first, returned by lsm_memtable_release):
+ * every key inserted from then on is added to it without its last suffix
+ * bytes (the shim's heap TID), so that lsm_memtable_may_contain answers "no
+ * key with this prefix" for most prefixes a memtable does not hold, without
+ * a skiplist search.  A blocked bloom filter: one 64-byte block per key, 4
+ * bits in it; a chunk of 64 kB holds 1,023 blocks, about 10 bits a key for
+ * 50,000 keys.  Not counted in lsm_memtable_memory.  LSM_NO_MEMORY: the arena
+ * has no free chunk; LSM_INVALID: the memtable has entries or a filter
+ * already, or chunks are too small (nothing changed in these cases).
+ * REQUIRES: memtable lock and arena lock exclusive.
  */
-LsmStatus	lsm_memtable_add_filter(void *base, LsmMemtable *mt, uint32_t suffix) LSM_NOEXCEPT;
+LsmStatus	lsm_memtable_add_filter(void *base, LsmMemtable *mt, uint32_t suffix,
+									uint32_t nchunks) LSM_NOEXCEPT;
+/* The chunks of the memtable's key filter; 0 without one. */
+uint32_t	lsm_memtable_filter_chunks(const void *base, const LsmMemtable *mt) LSM_NOEXCEPT;
 /*
  * 0 if no key of the memtable is prefix (len bytes) followed by exactly the
  * filter's suffix length of bytes; 1 if some may be (always 1 without a

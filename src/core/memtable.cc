@@ -283,48 +283,72 @@ LsmStatus Memtable::InsertLog(void* base, LsmMemtable* mt,
   return LSM_OK;
 }
 
-LsmStatus Memtable::AddFilter(void* base, LsmMemtable* mt, uint32_t suffix) {
+LsmStatus Memtable::AddFilter(void* base, LsmMemtable* mt, uint32_t suffix,
+                              uint32_t nchunks) {
   if (mt->nentries != 0 || mt->filter != 0) return LSM_INVALID;
   uint32_t size = Arena::ChunkSize(base);
-  if (size < kChunkLinkSize + kFilterBlockBytes) return LSM_INVALID;
-  uint32_t chunk;
-  if (Arena::AllocChunk(base, &chunk) != LSM_OK) return LSM_NO_MEMORY;
-  std::memset(static_cast<uint8_t*>(base) + chunk, 0, size);
-  mt->filter = chunk + kChunkLinkSize;
+  if (size < kFilterDataOffset + (kFilterDirBlocks + 1) * kFilterBlockBytes)
+    return LSM_INVALID;
+  nchunks = std::min(std::max(nchunks, 1u), kMaxFilterChunks);
+  // as many as the arena gives, at least one
+  uint32_t chunks[kMaxFilterChunks];
+  uint32_t n = 0;
+  while (n < nchunks && Arena::AllocChunk(base, &chunks[n]) == LSM_OK) n++;
+  if (n == 0) return LSM_NO_MEMORY;
+  uint8_t* b = static_cast<uint8_t*>(base);
+  for (uint32_t i = 0; i < n; i++) std::memset(b + chunks[i], 0, size);
+  uint8_t* dir = b + chunks[0] + kFilterDataOffset;
+  std::memcpy(dir, &n, sizeof(n));
+  std::memcpy(dir + sizeof(n), chunks, n * sizeof(uint32_t));
+  mt->filter = chunks[0] + kFilterDataOffset;
   mt->filter_suffix = suffix;
   return LSM_OK;
 }
 
-void Memtable::FilterBits(const void* base, uint64_t h, uint32_t* block,
-                          uint32_t bits[4]) {
-  uint32_t nblocks =
-      (Arena::ChunkSize(base) - kChunkLinkSize) / kFilterBlockBytes;
-  // the block from the low half (multiply-shift: no modulo), the bits from
-  // a remix of the whole hash, 9 bits each (512 bits a block)
-  *block = static_cast<uint32_t>(
-      (static_cast<uint64_t>(static_cast<uint32_t>(h)) * nblocks) >> 32);
-  uint64_t g = h * 0x9E3779B97F4A7C15ull;
-  for (int i = 0; i < 4; i++) bits[i] = static_cast<uint32_t>(g >> (64 - 9 * (i + 1))) & 511;
+uint32_t Memtable::FilterChunks(const void* base, const LsmMemtable* mt) {
+  if (mt->filter == 0) return 0;
+  uint32_t n;
+  std::memcpy(&n, static_cast<const uint8_t*>(base) + mt->filter, sizeof(n));
+  return n >= 1 && n <= kMaxFilterChunks ? n : 0;
+}
+
+const uint8_t* Memtable::FilterBlock(const void* base, const LsmMemtable* mt,
+                                     uint64_t h, uint32_t bits[4]) {
+  const uint32_t n = FilterChunks(base, mt);
+  if (n == 0) return nullptr;
+  const uint8_t* dir = static_cast<const uint8_t*>(base) + mt->filter;
+  const uint32_t per = (Arena::ChunkSize(base) - kFilterDataOffset) / kFilterBlockBytes;
+  // the block from the low half (multiply-shift over every block but the
+  // directory's: no modulo), the bits from a remix of the whole hash, 9 bits
+  // each (512 bits a block)
+  const uint32_t total = n * per - kFilterDirBlocks;
+  const uint32_t g = kFilterDirBlocks +
+                     static_cast<uint32_t>((static_cast<uint64_t>(static_cast<uint32_t>(h)) *
+                                            total) >> 32);
+  uint32_t chunk;
+  std::memcpy(&chunk, dir + sizeof(uint32_t) * (1 + g / per), sizeof(chunk));
+  uint64_t x = h * 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 4; i++) bits[i] = static_cast<uint32_t>(x >> (64 - 9 * (i + 1))) & 511;
+  return static_cast<const uint8_t*>(base) + chunk + kFilterDataOffset +
+         static_cast<size_t>(g % per) * kFilterBlockBytes;
 }
 
 void Memtable::FilterAdd(void* base, LsmMemtable* mt, const uint8_t* key,
                          size_t len) {
   if (mt->filter == 0 || len < mt->filter_suffix) return;
-  uint32_t block, bits[4];
-  FilterBits(base, Hash64(key, len - mt->filter_suffix, kFilterSeed),
-             &block, bits);
-  uint8_t* b = static_cast<uint8_t*>(base) + mt->filter +
-               static_cast<size_t>(block) * kFilterBlockBytes;
+  uint32_t bits[4];
+  uint8_t* b = const_cast<uint8_t*>(
+      FilterBlock(base, mt, Hash64(key, len - mt->filter_suffix, kFilterSeed), bits));
+  if (b == nullptr) return;
   for (int i = 0; i < 4; i++) b[bits[i] >> 3] |= static_cast<uint8_t>(1u << (bits[i] & 7));
 }
 
 bool Memtable::MayContain(const void* base, const LsmMemtable* mt,
                           const uint8_t* prefix, size_t len) {
   if (mt->filter == 0) return true;
-  uint32_t block, bits[4];
-  FilterBits(base, Hash64(prefix, len, kFilterSeed), &block, bits);
-  const uint8_t* b = static_cast<const uint8_t*>(base) + mt->filter +
-                     static_cast<size_t>(block) * kFilterBlockBytes;
+  uint32_t bits[4];
+  const uint8_t* b = FilterBlock(base, mt, Hash64(prefix, len, kFilterSeed), bits);
+  if (b == nullptr) return true;
   for (int i = 0; i < 4; i++)
     if ((b[bits[i] >> 3] & (1u << (bits[i] & 7))) == 0) return false;
   return true;
@@ -333,7 +357,16 @@ bool Memtable::MayContain(const void* base, const LsmMemtable* mt,
 void Memtable::Release(void* base, LsmMemtable* mt) {
   const uint8_t* b = static_cast<const uint8_t*>(base);
   uint32_t c = mt->first_chunk;
-  if (mt->filter != 0) Arena::FreeChunk(base, mt->filter - kChunkLinkSize);
+  if (mt->filter != 0) {
+    // the other chunks from the directory, then the directory's own
+    uint32_t n = FilterChunks(base, mt);
+    for (uint32_t i = n; i > 1; i--) {
+      uint32_t chunk;
+      std::memcpy(&chunk, b + mt->filter + sizeof(uint32_t) * i, sizeof(chunk));
+      Arena::FreeChunk(base, chunk);
+    }
+    Arena::FreeChunk(base, mt->filter - kFilterDataOffset);
+  }
   // Bounded by nchunks so that a damaged chain cannot loop forever.
   for (uint32_t i = 0; c != 0 && i < mt->nchunks; i++) {
     uint32_t next;

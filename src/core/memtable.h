@@ -42,6 +42,17 @@ constexpr uint32_t kMaxNodeOverhead = kNodeHeaderSize + 4 * kMaxHeight + 3;
 constexpr uint64_t kMemtableSeed = 0x9E3779B97F4A7C15ull;
 constexpr uint64_t kFilterSeed = 0x6d656d66696c7472ull;  // "memfiltr"
 constexpr uint32_t kFilterBlockBytes = 64;
+// The key filter is up to kMaxFilterChunks arena chunks.  Each chunk's
+// blocks start kFilterDataOffset bytes in (a cache line: the first 8 are the
+// chunk's link word).  The first kFilterDirBlocks blocks of the first chunk
+// are its directory: a u32 count, then each chunk's arena offset, the first
+// chunk's first; the blocks after them and every block of the other chunks
+// hold the bits.
+constexpr uint32_t kFilterDataOffset = 64;
+constexpr uint32_t kMaxFilterChunks = 63;
+constexpr uint32_t kFilterDirBlocks = 4;  // (1 + 63) u32 = 256 bytes
+static_assert(4 * (1 + kMaxFilterChunks) <= kFilterDirBlocks * kFilterBlockBytes,
+              "the filter directory fits its blocks");
 // Keys one InsertMany call takes at most (its per-key state is on the stack).
 constexpr size_t kInsertManyMax = 64;
 
@@ -62,7 +73,9 @@ class Memtable {
   static LsmStatus AddChunk(void* base, LsmMemtable* mt, uint32_t chunk);
   static void Release(void* base, LsmMemtable* mt);
   // The key filter (lsm_memtable_add_filter, lsm_memtable_may_contain).
-  static LsmStatus AddFilter(void* base, LsmMemtable* mt, uint32_t suffix);
+  static LsmStatus AddFilter(void* base, LsmMemtable* mt, uint32_t suffix,
+                             uint32_t nchunks);
+  static uint32_t FilterChunks(const void* base, const LsmMemtable* mt);
   static bool MayContain(const void* base, const LsmMemtable* mt,
                          const uint8_t* prefix, size_t len);
   static uint64_t Memory(const void* base, const LsmMemtable* mt);
@@ -106,9 +119,10 @@ class Memtable {
                                        kNodeHeaderSize);
   }
   static int RandomHeight(uint64_t* rng);
-  // The filter's block of a prefix hash, and its 4 bits in that block.
-  static void FilterBits(const void* base, uint64_t h, uint32_t* block,
-                         uint32_t bits[4]);
+  // The filter's block of a prefix hash, and its 4 bits in that block;
+  // nullptr if the directory is damaged (then every answer is "maybe").
+  static const uint8_t* FilterBlock(const void* base, const LsmMemtable* mt,
+                                    uint64_t h, uint32_t bits[4]);
   static void FilterAdd(void* base, LsmMemtable* mt, const uint8_t* key,
                         size_t len);
   // Last node < key (key nullptr: the last node); 0 if none.  O(log n).

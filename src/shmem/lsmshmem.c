@@ -480,24 +480,29 @@ LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
 #define LSM_FILTER_MIN_ARENA_CHUNKS	256
 
 /*
- * Give an empty memtable a key filter (lsm_memtable_add_filter: one arena
- * chunk; full-key point lookups then skip the memtable when it does not hold
- * the key) if its index's memtables are at least 16 chunks, so the filter
- * costs at most 1/16 more memory, and the arena is at least 16 MB and not
- * short (a small arena is a write buffer first).  Otherwise, or
- * with no chunk free, the memtable goes without, and lookups search it.
+ * Give an empty memtable a key filter (lsm_memtable_add_filter; full-key
+ * point lookups then skip the memtable when it does not hold the key) if its
+ * index's memtables are at least 16 chunks and the arena is at least 16 MB
+ * and not short (a small arena is a write buffer first).  The filter is
+ * 1/16 of the memtable's size in chunks (about 10 bits a key at the default
+ * 4 MB; a filter of one fixed chunk would fill up, and answer "maybe" for
+ * everything, in a memtable of a few hundred thousand keys), at most 63
+ * chunks and at most 1/64 of the arena.  Otherwise, or with no chunk free,
+ * the memtable goes without, and lookups search it.
  * suffix: the bytes at the end of an entry that are not key (the heap TID).
  * REQUIRES: slot lock exclusive (or a private memtable).
  */
 void
 LsmMemtableAddFilter(LsmMemtable *mt, int memtable_kb, uint32 suffix)
 {
-	if (mt->nentries != 0 || mt->filter != 0 ||
-		(uint64) memtable_kb * 1024 < 16 * (uint64) LSM_CHUNK_SIZE ||
+	uint64		chunks = (uint64) memtable_kb * 1024 / LSM_CHUNK_SIZE / 16;
+
+	if (mt->nentries != 0 || mt->filter != 0 || chunks < 1 ||
 		LsmArenaChunks() < LSM_FILTER_MIN_ARENA_CHUNKS || LsmArenaShort())
 		return;
+	chunks = Min(chunks, Max(LsmArenaChunks() / 64, 1));
 	LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
-	(void) lsm_memtable_add_filter(lsm_shared->arena, mt, suffix);
+	(void) lsm_memtable_add_filter(lsm_shared->arena, mt, suffix, (uint32) Min(chunks, 63));
 	LWLockRelease(lsm_shared->arena_lock);
 }
 

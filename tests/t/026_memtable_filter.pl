@@ -4,8 +4,10 @@
 # the key is absent, so a filter that forgot a key would lose rows from
 # lookups and let duplicates into a unique index.  The differential tests
 # run with the smallest memtables, which get no filter; this one uses the
-# smallest memtable that does (1MB), with keys in the active memtable, in
-# immutable ones and in runs, and compares every lookup with btree:
+# smallest memtable that does (1MB, a filter of one chunk) and 2MB ones (a
+# filter of two chunks, through its directory), with keys in the active
+# memtable, in immutable ones and in runs, and compares every lookup with
+# btree:
 #
 #   - single-column and two-column indexes: keys inserted in this round (the
 #     active memtable), in earlier rounds (flushed or immutable), and random
@@ -36,11 +38,11 @@ CREATE EXTENSION lsm_am;
 CREATE TABLE tl (k bigint, a int, b text);
 CREATE TABLE tb (k bigint, a int, b text);
 CREATE INDEX tl_k ON tl USING lsm (k) WITH (memtable_size = 1024);
-CREATE INDEX tl_ab ON tl USING lsm (a, b) WITH (memtable_size = 1024);
+CREATE INDEX tl_ab ON tl USING lsm (a, b) WITH (memtable_size = 2048);
 CREATE INDEX tb_k ON tb (k);
 CREATE INDEX tb_ab ON tb (a, b);
 CREATE TABLE ul (u bigint NOT NULL);
-CREATE UNIQUE INDEX ul_u ON ul USING lsm (u) WITH (memtable_size = 1024);
+CREATE UNIQUE INDEX ul_u ON ul USING lsm (u) WITH (memtable_size = 2048);
 });
 
 my $off = 'SET enable_seqscan = off; SET enable_bitmapscan = off;';

@@ -477,8 +477,8 @@ TEST(MemtableTest, KeyFilter) {
   MemtableFixture f(64, 64 * 1024);
   uint32_t free0 = lsm_arena_free_chunks(f.base());
   // one filter, on an empty memtable, in a chunk of the arena
-  ASSERT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix), LSM_OK);
-  EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix), LSM_INVALID);
+  ASSERT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, 1), LSM_OK);
+  EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, 1), LSM_INVALID);
   EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0 - 1);
   EXPECT_EQ(lsm_memtable_memory(f.base(), f.mt()), 0u);
 
@@ -513,11 +513,11 @@ TEST(MemtableTest, KeyFilter) {
   {
     MemtableFixture g(2, 4096);
     ASSERT_EQ(g.Insert(Key("abcdefgh")), LSM_OK);
-    EXPECT_EQ(lsm_memtable_add_filter(g.base(), g.mt(), kSuffix), LSM_INVALID);
+    EXPECT_EQ(lsm_memtable_add_filter(g.base(), g.mt(), kSuffix, 1), LSM_INVALID);
     MemtableFixture e(1, 4096);
     uint32_t c;
     ASSERT_EQ(lsm_arena_alloc_chunk(e.base(), &c), LSM_OK);
-    EXPECT_EQ(lsm_memtable_add_filter(e.base(), e.mt(), kSuffix), LSM_NO_MEMORY);
+    EXPECT_EQ(lsm_memtable_add_filter(e.base(), e.mt(), kSuffix, 1), LSM_NO_MEMORY);
     EXPECT_EQ(e.mt()->filter, 0u);
   }
   // without a filter: always "maybe"
@@ -528,6 +528,88 @@ TEST(MemtableTest, KeyFilter) {
   lsm_memtable_release(f.base(), f.mt());
   EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0);
   EXPECT_EQ(f.mt()->filter, 0u);
+}
+
+// A filter of several chunks: every chunk takes bits (a filter of one fixed
+// chunk fills up in a large memtable and then says "maybe" to everything),
+// no false "no", the false "maybe"s fall with the chunks, the arena gives
+// fewer chunks when it has fewer, the count is capped, release returns all.
+TEST(MemtableTest, KeyFilterOfManyChunks) {
+  const uint32_t kSuffix = 6;
+  const uint32_t kChunk = 4096;  // 63 blocks a chunk, the first 59
+  KeyGen gen(11, 30);
+  std::vector<Key> keys;
+  std::set<Key> prefixes;
+  while (keys.size() < 4000) {
+    Key p = gen.Next();
+    if (!prefixes.insert(p).second) continue;
+    keys.push_back(p + std::string("tid:") + static_cast<char>(keys.size() & 0xff) +
+                   static_cast<char>((keys.size() >> 8) & 0xff));
+  }
+  std::vector<Key> absent;
+  KeyGen other(12, 30);
+  while (absent.size() < 20000) {
+    Key p = other.Next() + "y";
+    if (!prefixes.count(p)) absent.push_back(p);
+  }
+
+  // false "maybe"s of a filter of nchunks over the same keys
+  auto false_positives = [&](uint32_t nchunks) {
+    MemtableFixture f(400, kChunk);
+    uint32_t free0 = lsm_arena_free_chunks(f.base());
+    EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, nchunks), LSM_OK);
+    EXPECT_EQ(lsm_memtable_filter_chunks(f.base(), f.mt()), nchunks);
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0 - nchunks);
+    for (const Key& k : keys) EXPECT_EQ(f.Insert(k), LSM_OK);
+    // every chunk of the filter holds bits
+    const uint8_t* b = static_cast<const uint8_t*>(f.base());
+    const uint8_t* dir = b + f.mt()->filter;
+    uint32_t n;
+    std::memcpy(&n, dir, sizeof(n));
+    EXPECT_EQ(n, nchunks);
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t chunk;
+      std::memcpy(&chunk, dir + 4 * (1 + i), sizeof(chunk));
+      int set = 0;
+      for (uint32_t j = lsm::kFilterDataOffset + (i == 0 ? 256 : 0); j < kChunk; j++)
+        set += b[chunk + j] != 0;
+      EXPECT_GT(set, 0) << "filter chunk " << i << " of " << n << " holds no bits";
+    }
+    for (const Key& k : keys) {
+      const size_t plen = k.size() - kSuffix;
+      EXPECT_EQ(lsm_memtable_may_contain(f.base(), f.mt(), U8(k), plen), 1)
+          << "a false negative";
+    }
+    int fp = 0;
+    for (const Key& p : absent)
+      fp += lsm_memtable_may_contain(f.base(), f.mt(), U8(p), p.size());
+    EXPECT_EQ(f.Scan().size(), keys.size());
+    lsm_memtable_release(f.base(), f.mt());
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0);
+    return fp;
+  };
+  const int fp1 = false_positives(1);    // 59 blocks: 7.6 bits a key
+  const int fp16 = false_positives(16);  // 1,004 blocks: 128 bits a key
+  EXPECT_GT(fp1, static_cast<int>(absent.size()) / 100) << "one chunk holds them all?";
+  EXPECT_LT(fp16 * 10, fp1);
+  EXPECT_LT(fp16, static_cast<int>(absent.size()) / 500);
+
+  // the arena gives what it has; the count is capped at 63
+  {
+    MemtableFixture f(3, kChunk);
+    ASSERT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, 8), LSM_OK);
+    EXPECT_EQ(lsm_memtable_filter_chunks(f.base(), f.mt()), 3u);
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), 0u);
+    lsm_memtable_release(f.base(), f.mt());
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), 3u);
+    MemtableFixture g(100, kChunk);
+    ASSERT_EQ(lsm_memtable_add_filter(g.base(), g.mt(), kSuffix, 1000), LSM_OK);
+    EXPECT_EQ(lsm_memtable_filter_chunks(g.base(), g.mt()), 63u);
+    EXPECT_EQ(lsm_arena_free_chunks(g.base()), 37u);
+    lsm_memtable_release(g.base(), g.mt());
+    EXPECT_EQ(lsm_arena_free_chunks(g.base()), 100u);
+    EXPECT_EQ(lsm_memtable_filter_chunks(g.base(), g.mt()), 0u);
+  }
 }
 
 }  // namespace
