@@ -286,8 +286,9 @@ void		lsm_memtable_release(void *base, LsmMemtable *mt) LSM_NOEXCEPT;
  * bytes (the shim's heap TID), so that lsm_memtable_may_contain answers "no
  * key with this prefix" for most prefixes a memtable does not hold, without
  * a skiplist search.  A blocked bloom filter: one 64-byte block per key, 4
- * bits in it; a chunk of 64 kB holds 1,023 blocks, about 10 bits a key for
- * 50,000 keys.  Not counted in lsm_memtable_memory.  LSM_NO_MEMORY: the arena
+ * bits in it; a chunk of 64 kB holds 1,023 blocks (the first 1,019, after
+ * the directory of the filter's chunks), about 10 bits a key for 50,000
+ * keys a chunk.  Not counted in lsm_memtable_memory.  LSM_NO_MEMORY: the arena
  * has no free chunk; LSM_INVALID: the memtable has entries or a filter
  * already, or chunks are too small (nothing changed in these cases).
  * REQUIRES: memtable lock and arena lock exclusive.

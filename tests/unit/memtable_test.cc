@@ -507,7 +507,7 @@ TEST(MemtableTest, KeyFilter) {
     probes++;
     fp += lsm_memtable_may_contain(f.base(), f.mt(), U8(p), p.size());
   }
-  // 20,000 keys in 1,023 blocks of 512 bits (26 bits a key): well under 1%
+  // 20,000 keys in 1,019 blocks of 512 bits (26 bits a key): well under 1%
   EXPECT_LT(fp, probes / 100) << fp << " false positives in " << probes;
   // not on a memtable with entries, and not from an empty arena
   {
