@@ -312,11 +312,18 @@ uint32_t Memtable::FilterChunks(const void* base, const LsmMemtable* mt) {
   return n >= 1 && n <= kMaxFilterChunks ? n : 0;
 }
 
+uint32_t Memtable::FilterChunk(const void* base, const LsmMemtable* mt, uint32_t i) {
+  uint32_t chunk;
+  std::memcpy(&chunk,
+              static_cast<const uint8_t*>(base) + mt->filter + sizeof(uint32_t) * (1 + i),
+              sizeof(chunk));
+  return chunk;
+}
+
 const uint8_t* Memtable::FilterBlock(const void* base, const LsmMemtable* mt,
                                      uint64_t h, uint32_t bits[4]) {
   const uint32_t n = FilterChunks(base, mt);
   if (n == 0) return nullptr;
-  const uint8_t* dir = static_cast<const uint8_t*>(base) + mt->filter;
   const uint32_t per = (Arena::ChunkSize(base) - kFilterDataOffset) / kFilterBlockBytes;
   // the block from the low half (multiply-shift over every block but the
   // directory's: no modulo), the bits from a remix of the whole hash, 9 bits
@@ -325,8 +332,7 @@ const uint8_t* Memtable::FilterBlock(const void* base, const LsmMemtable* mt,
   const uint32_t g = kFilterDirBlocks +
                      static_cast<uint32_t>((static_cast<uint64_t>(static_cast<uint32_t>(h)) *
                                             total) >> 32);
-  uint32_t chunk;
-  std::memcpy(&chunk, dir + sizeof(uint32_t) * (1 + g / per), sizeof(chunk));
+  const uint32_t chunk = FilterChunk(base, mt, g / per);
   uint64_t x = h * 0x9E3779B97F4A7C15ull;
   for (int i = 0; i < 4; i++) bits[i] = static_cast<uint32_t>(x >> (64 - 9 * (i + 1))) & 511;
   return static_cast<const uint8_t*>(base) + chunk + kFilterDataOffset +
@@ -359,12 +365,8 @@ void Memtable::Release(void* base, LsmMemtable* mt) {
   uint32_t c = mt->first_chunk;
   if (mt->filter != 0) {
     // the other chunks from the directory, then the directory's own
-    uint32_t n = FilterChunks(base, mt);
-    for (uint32_t i = n; i > 1; i--) {
-      uint32_t chunk;
-      std::memcpy(&chunk, b + mt->filter + sizeof(uint32_t) * i, sizeof(chunk));
-      Arena::FreeChunk(base, chunk);
-    }
+    for (uint32_t i = FilterChunks(base, mt); i > 1; i--)
+      Arena::FreeChunk(base, FilterChunk(base, mt, i - 1));
     Arena::FreeChunk(base, mt->filter - kFilterDataOffset);
   }
   // Bounded by nchunks so that a damaged chain cannot loop forever.

@@ -119,6 +119,8 @@ class Memtable {
                                        kNodeHeaderSize);
   }
   static int RandomHeight(uint64_t* rng);
+  // The arena offset of filter chunk i (i < FilterChunks).
+  static uint32_t FilterChunk(const void* base, const LsmMemtable* mt, uint32_t i);
   // The filter's block of a prefix hash, and its 4 bits in that block;
   // nullptr if the directory is damaged (then every answer is "maybe").
   static const uint8_t* FilterBlock(const void* base, const LsmMemtable* mt,

@@ -484,11 +484,11 @@ LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
  * point lookups then skip the memtable when it does not hold the key) if its
  * index's memtables are at least 16 chunks and the arena is at least 16 MB
  * and not short (a small arena is a write buffer first).  The filter is
- * 1/16 of the memtable's size in chunks (about 10 bits a key at the default
- * 4 MB; a filter of one fixed chunk would fill up, and answer "maybe" for
- * everything, in a memtable of a few hundred thousand keys), at most 63
- * chunks and at most 1/64 of the arena.  Otherwise, or with no chunk free,
- * the memtable goes without, and lookups search it.
+ * 1/16 of the memtable's size in chunks (about 12 bits an int8 key at the
+ * default 4 MB; a filter of one fixed chunk would fill up, and answer
+ * "maybe" for everything, in a memtable of a few hundred thousand keys), at
+ * most 63 chunks (the core's cap) and at most 1/64 of the arena.  Otherwise,
+ * or with no chunk free, the memtable goes without, and lookups search it.
  * suffix: the bytes at the end of an entry that are not key (the heap TID).
  * REQUIRES: slot lock exclusive (or a private memtable).
  */
@@ -502,7 +502,7 @@ LsmMemtableAddFilter(LsmMemtable *mt, int memtable_kb, uint32 suffix)
 		return;
 	chunks = Min(chunks, Max(LsmArenaChunks() / 64, 1));
 	LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
-	(void) lsm_memtable_add_filter(lsm_shared->arena, mt, suffix, (uint32) Min(chunks, 63));
+	(void) lsm_memtable_add_filter(lsm_shared->arena, mt, suffix, (uint32) chunks);
 	LWLockRelease(lsm_shared->arena_lock);
 }
 
