@@ -44,6 +44,7 @@ static const LsmModule lsm_modules[] = {
 	{"progress of maintenance jobs (shmem/)", NULL, LsmProgressShmemRequest, LsmProgressShmemInit},
 	{"background workers (maint/)", LsmWorkerInit, LsmWorkerShmemRequest, LsmWorkerShmemInit},
 	{"insert batching (am/)", LsmInsertInit, NULL, NULL},
+	{"planner's bloom filter model (am/)", LsmCostInit, NULL, NULL},
 };
 
 static void

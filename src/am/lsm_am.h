@@ -84,7 +84,8 @@ extern IndexBulkDeleteResult *lsmbulkdelete(IndexVacuumInfo *info,
 extern IndexBulkDeleteResult *lsmvacuumcleanup(IndexVacuumInfo *info,
 											   IndexBulkDeleteResult *stats);
 
-/* lsmcost.c */
+/* lsmcost.c; start-up (_PG_init list) */
+extern void LsmCostInit(void);
 extern void lsmcostestimate(PlannerInfo *root, IndexPath *path,
 							double loop_count, Cost *indexStartupCost,
 							Cost *indexTotalCost, Selectivity *indexSelectivity,

@@ -321,6 +321,13 @@ LsmStatus lsm_arena_alloc_chunk(void* base, uint32_t* chunk) noexcept {
   LSM_API_CATCH_STATUS
 }
 
+LsmStatus lsm_arena_free_chunk(void* base, uint32_t chunk) noexcept {
+  LSM_API_TRY
+  if (base == nullptr || !lsm::Arena::IsChunk(base, chunk)) return LSM_INVALID;
+  return lsm::Arena::FreeChunk(base, chunk);
+  LSM_API_CATCH_STATUS
+}
+
 uint32_t lsm_arena_free_chunks(const void* base) noexcept {
   LSM_API_TRY
   return lsm::Arena::FreeChunks(base);
@@ -387,10 +394,10 @@ void lsm_memtable_release(void* base, LsmMemtable* mt) noexcept {
 }
 
 LsmStatus lsm_memtable_add_filter(void* base, LsmMemtable* mt, uint32_t suffix,
-                                  uint32_t nchunks) noexcept {
+                                  const uint32_t* chunks, uint32_t n) noexcept {
   LSM_API_TRY
-  if (base == nullptr || mt == nullptr) return LSM_INVALID;
-  return lsm::Memtable::AddFilter(base, mt, suffix, nchunks);
+  if (base == nullptr || mt == nullptr || chunks == nullptr) return LSM_INVALID;
+  return lsm::Memtable::AddFilter(base, mt, suffix, chunks, n);
   LSM_API_CATCH_STATUS
 }
 

@@ -212,6 +212,9 @@ LsmStatus	lsm_runbuilder_info(const LsmRunBuilder *b, LsmRunInfo *out) LSM_NOEXC
 size_t		lsm_arena_size(uint32_t nchunks, uint32_t chunk_size) LSM_NOEXCEPT;
 LsmStatus	lsm_arena_init(void *base, uint32_t nchunks, uint32_t chunk_size) LSM_NOEXCEPT;
 LsmStatus	lsm_arena_alloc_chunk(void *base, uint32_t *chunk) LSM_NOEXCEPT;
+/* Returns a chunk taken by lsm_arena_alloc_chunk that nothing holds;
+ * LSM_INVALID if chunk is not an arena chunk. */
+LsmStatus	lsm_arena_free_chunk(void *base, uint32_t chunk) LSM_NOEXCEPT;
 uint32_t	lsm_arena_free_chunks(const void *base) LSM_NOEXCEPT;
 uint32_t	lsm_arena_chunk_size(const void *base) LSM_NOEXCEPT;
 
@@ -279,22 +282,28 @@ void		lsm_memtable_add_chunk(void *base, LsmMemtable *mt, uint32_t chunk) LSM_NO
 /* REQUIRES: memtable lock and arena lock exclusive.  Returns every chunk to
  * the arena and leaves mt empty. */
 void		lsm_memtable_release(void *base, LsmMemtable *mt) LSM_NOEXCEPT;
+/* The most chunks a memtable's key filter has (its directory's size). */
+#define LSM_MEMTABLE_MAX_FILTER_CHUNKS 63
 /*
- * Give an empty memtable a key filter of nchunks arena chunks (1 to 63; taken
- * here, fewer if the arena runs out first, returned by lsm_memtable_release):
- * every key inserted from then on is added to it without its last suffix
- * bytes (the shim's heap TID), so that lsm_memtable_may_contain answers "no
- * key with this prefix" for most prefixes a memtable does not hold, without
- * a skiplist search.  A blocked bloom filter: one 64-byte block per key, 4
- * bits in it; a chunk of 64 kB holds 1,023 blocks (the first 1,019, after
- * the directory of the filter's chunks), about 10 bits a key for 50,000
- * keys a chunk.  Not counted in lsm_memtable_memory.  LSM_NO_MEMORY: the arena
- * has no free chunk; LSM_INVALID: the memtable has entries or a filter
- * already, or chunks are too small (nothing changed in these cases).
- * REQUIRES: memtable lock and arena lock exclusive.
+ * Give an empty memtable a key filter in the n arena chunks chunks[0..n)
+ * (1 to LSM_MEMTABLE_MAX_FILTER_CHUNKS), which the caller took with
+ * lsm_arena_alloc_chunk; from then on the memtable holds them, and
+ * lsm_memtable_release returns them.  Every key inserted from then on is
+ * added to the filter without its last suffix bytes (the shim's heap TID), so
+ * that lsm_memtable_may_contain answers "no key with this prefix" for most
+ * prefixes a memtable does not hold, without a skiplist search.  A blocked
+ * bloom filter: one 64-byte block per key, 4 bits in it; a chunk of 64 kB
+ * holds 1,023 blocks (the first 1,019, after the directory of the filter's
+ * chunks), about 10 bits a key for 50,000 keys a chunk.  Not counted in
+ * lsm_memtable_memory.  The chunks are zeroed here (up to 4 MB), which is
+ * why the arena lock is not needed.  LSM_INVALID: the memtable has entries
+ * or a filter already, n is out of range, a chunk is not an arena chunk or
+ * appears twice, or chunks are too small; nothing changed then, and the
+ * caller still holds the chunks.
+ * REQUIRES: memtable lock exclusive.
  */
 LsmStatus	lsm_memtable_add_filter(void *base, LsmMemtable *mt, uint32_t suffix,
-									uint32_t nchunks) LSM_NOEXCEPT;
+									const uint32_t *chunks, uint32_t n) LSM_NOEXCEPT;
 /* The chunks of the memtable's key filter; 0 without one. */
 uint32_t	lsm_memtable_filter_chunks(const void *base, const LsmMemtable *mt) LSM_NOEXCEPT;
 /*

@@ -284,17 +284,17 @@ LsmStatus Memtable::InsertLog(void* base, LsmMemtable* mt,
 }
 
 LsmStatus Memtable::AddFilter(void* base, LsmMemtable* mt, uint32_t suffix,
-                              uint32_t nchunks) {
+                              const uint32_t* chunks, uint32_t n) {
   if (mt->nentries != 0 || mt->filter != 0) return LSM_INVALID;
+  if (n < 1 || n > kMaxFilterChunks) return LSM_INVALID;
   uint32_t size = Arena::ChunkSize(base);
   if (size < kFilterDataOffset + (kFilterDirBlocks + 1) * kFilterBlockBytes)
     return LSM_INVALID;
-  nchunks = std::min(std::max(nchunks, 1u), kMaxFilterChunks);
-  // as many as the arena gives, at least one
-  uint32_t chunks[kMaxFilterChunks];
-  uint32_t n = 0;
-  while (n < nchunks && Arena::AllocChunk(base, &chunks[n]) == LSM_OK) n++;
-  if (n == 0) return LSM_NO_MEMORY;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!Arena::IsChunk(base, chunks[i])) return LSM_INVALID;
+    for (uint32_t j = 0; j < i; j++)
+      if (chunks[j] == chunks[i]) return LSM_INVALID;
+  }
   uint8_t* b = static_cast<uint8_t*>(base);
   for (uint32_t i = 0; i < n; i++) std::memset(b + chunks[i], 0, size);
   uint8_t* dir = b + chunks[0] + kFilterDataOffset;

@@ -49,7 +49,7 @@ constexpr uint32_t kFilterBlockBytes = 64;
 // chunk's first; the blocks after them and every block of the other chunks
 // hold the bits.
 constexpr uint32_t kFilterDataOffset = 64;
-constexpr uint32_t kMaxFilterChunks = 63;
+constexpr uint32_t kMaxFilterChunks = LSM_MEMTABLE_MAX_FILTER_CHUNKS;
 constexpr uint32_t kFilterDirBlocks = 4;  // (1 + 63) u32 = 256 bytes
 static_assert(4 * (1 + kMaxFilterChunks) <= kFilterDirBlocks * kFilterBlockBytes,
               "the filter directory fits its blocks");
@@ -74,7 +74,7 @@ class Memtable {
   static void Release(void* base, LsmMemtable* mt);
   // The key filter (lsm_memtable_add_filter, lsm_memtable_may_contain).
   static LsmStatus AddFilter(void* base, LsmMemtable* mt, uint32_t suffix,
-                             uint32_t nchunks);
+                             const uint32_t* chunks, uint32_t n);
   static uint32_t FilterChunks(const void* base, const LsmMemtable* mt);
   static bool MayContain(const void* base, const LsmMemtable* mt,
                          const uint8_t* prefix, size_t len);

@@ -487,22 +487,36 @@ LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
  * 1/16 of the memtable's size in chunks (about 12 bits an int8 key at the
  * default 4 MB; a filter of one fixed chunk would fill up, and answer
  * "maybe" for everything, in a memtable of a few hundred thousand keys), at
- * most 63 chunks (the core's cap) and at most 1/64 of the arena.  Otherwise,
- * or with no chunk free, the memtable goes without, and lookups search it.
+ * most LSM_MEMTABLE_MAX_FILTER_CHUNKS and at most 1/64 of the arena, and as
+ * many of those as the arena has free.  The chunks are taken under the
+ * arena lock and zeroed after it is released (up to 4 MB at a 64 MB
+ * memtable; every backend that needs a chunk takes that lock).  With no
+ * chunk free the memtable goes without, and lookups search it.
  * suffix: the bytes at the end of an entry that are not key (the heap TID).
  * REQUIRES: slot lock exclusive (or a private memtable).
  */
 void
 LsmMemtableAddFilter(LsmMemtable *mt, int memtable_kb, uint32 suffix)
 {
-	uint64		chunks = (uint64) memtable_kb * 1024 / LSM_CHUNK_SIZE / 16;
+	uint64		want = (uint64) memtable_kb * 1024 / LSM_CHUNK_SIZE / 16;
+	uint32		chunks[LSM_MEMTABLE_MAX_FILTER_CHUNKS];
+	uint32		n = 0;
 
-	if (mt->nentries != 0 || mt->filter != 0 || chunks < 1 ||
+	if (mt->nentries != 0 || mt->filter != 0 || want < 1 ||
 		LsmArenaChunks() < LSM_FILTER_MIN_ARENA_CHUNKS || LsmArenaShort())
 		return;
-	chunks = Min(chunks, Max(LsmArenaChunks() / 64, 1));
+	want = Min(want, Min(Max(LsmArenaChunks() / 64, 1), LSM_MEMTABLE_MAX_FILTER_CHUNKS));
 	LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
-	(void) lsm_memtable_add_filter(lsm_shared->arena, mt, suffix, (uint32) chunks);
+	while (n < want && lsm_arena_alloc_chunk(lsm_shared->arena, &chunks[n]) == LSM_OK)
+		n++;
+	LWLockRelease(lsm_shared->arena_lock);
+	if (n == 0 ||
+		lsm_memtable_add_filter(lsm_shared->arena, mt, suffix, chunks, n) == LSM_OK)
+		return;
+	/* cannot happen (checked above, chunks fresh from the arena): give them back */
+	LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
+	for (uint32 i = 0; i < n; i++)
+		(void) lsm_arena_free_chunk(lsm_shared->arena, chunks[i]);
 	LWLockRelease(lsm_shared->arena_lock);
 }
 

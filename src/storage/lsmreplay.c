@@ -179,14 +179,20 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 			pos += LSM_LOG_ENTRY_HDR + len;
 		}
 		/* then the page into the memtable: one core call, more only for chunks */
-		if (mt->nentries == 0)
-			LsmMemtableAddFilter(mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
 		for (size_t pos = 0;;)
 		{
-			LsmStatus	st = lsm_memtable_insert_log(lsm_shared->arena, mt,
-													 (const uint8 *) copy,
-													 lower - *off, &pos);
+			LsmStatus	st;
 			uint16		len;
+
+			/*
+			 * A fresh memtable's key filter, once it holds a data chunk: a
+			 * filter taken first would stay with a memtable of no data chunk
+			 * (which eviction skips) if the arena then ran out.
+			 */
+			if (mt->nentries == 0 && mt->nchunks > 0)
+				LsmMemtableAddFilter(mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
+			st = lsm_memtable_insert_log(lsm_shared->arena, mt,
+										 (const uint8 *) copy, lower - *off, &pos);
 
 			if (st == LSM_OK)
 				break;

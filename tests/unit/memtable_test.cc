@@ -34,6 +34,22 @@ class MemtableFixture {
   uint32_t nchunks() const { return nchunks_; }
   int need_chunk_calls() const { return need_chunk_calls_; }
 
+  // A key filter of n chunks taken from the arena (as the shim takes them);
+  // on failure the chunks go back.  LSM_NO_MEMORY if the arena has fewer.
+  LsmStatus AddFilter(uint32_t suffix, uint32_t n) {
+    std::vector<uint32_t> chunks(n);
+    for (uint32_t i = 0; i < n; i++) {
+      if (lsm_arena_alloc_chunk(base(), &chunks[i]) != LSM_OK) {
+        for (uint32_t j = 0; j < i; j++) lsm_arena_free_chunk(base(), chunks[j]);
+        return LSM_NO_MEMORY;
+      }
+    }
+    LsmStatus st = lsm_memtable_add_filter(base(), &mt_, suffix, chunks.data(), n);
+    if (st != LSM_OK)
+      for (uint32_t c : chunks) lsm_arena_free_chunk(base(), c);
+    return st;
+  }
+
   // Inserts, adding chunks on LSM_NEED_CHUNK; returns the final status.
   LsmStatus Insert(const Key& k) {
     for (;;) {
@@ -477,8 +493,8 @@ TEST(MemtableTest, KeyFilter) {
   MemtableFixture f(64, 64 * 1024);
   uint32_t free0 = lsm_arena_free_chunks(f.base());
   // one filter, on an empty memtable, in a chunk of the arena
-  ASSERT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, 1), LSM_OK);
-  EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, 1), LSM_INVALID);
+  ASSERT_EQ(f.AddFilter(kSuffix, 1), LSM_OK);
+  EXPECT_EQ(f.AddFilter(kSuffix, 1), LSM_INVALID);
   EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0 - 1);
   EXPECT_EQ(lsm_memtable_memory(f.base(), f.mt()), 0u);
 
@@ -509,16 +525,14 @@ TEST(MemtableTest, KeyFilter) {
   }
   // 20,000 keys in 1,019 blocks of 512 bits (26 bits a key): well under 1%
   EXPECT_LT(fp, probes / 100) << fp << " false positives in " << probes;
-  // not on a memtable with entries, and not from an empty arena
+  // not on a memtable with entries; the caller keeps the chunks then
   {
-    MemtableFixture g(2, 4096);
+    MemtableFixture g(4, 4096);
     ASSERT_EQ(g.Insert(Key("abcdefgh")), LSM_OK);
-    EXPECT_EQ(lsm_memtable_add_filter(g.base(), g.mt(), kSuffix, 1), LSM_INVALID);
-    MemtableFixture e(1, 4096);
-    uint32_t c;
-    ASSERT_EQ(lsm_arena_alloc_chunk(e.base(), &c), LSM_OK);
-    EXPECT_EQ(lsm_memtable_add_filter(e.base(), e.mt(), kSuffix, 1), LSM_NO_MEMORY);
-    EXPECT_EQ(e.mt()->filter, 0u);
+    const uint32_t free_g = lsm_arena_free_chunks(g.base());
+    EXPECT_EQ(g.AddFilter(kSuffix, 1), LSM_INVALID);
+    EXPECT_EQ(lsm_arena_free_chunks(g.base()), free_g);
+    EXPECT_EQ(g.mt()->filter, 0u);
   }
   // without a filter: always "maybe"
   LsmMemtable plain;
@@ -557,7 +571,7 @@ TEST(MemtableTest, KeyFilterOfManyChunks) {
   auto false_positives = [&](uint32_t nchunks) {
     MemtableFixture f(400, kChunk);
     uint32_t free0 = lsm_arena_free_chunks(f.base());
-    EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, nchunks), LSM_OK);
+    EXPECT_EQ(f.AddFilter(kSuffix, nchunks), LSM_OK);
     EXPECT_EQ(lsm_memtable_filter_chunks(f.base(), f.mt()), nchunks);
     EXPECT_EQ(lsm_arena_free_chunks(f.base()), free0 - nchunks);
     for (const Key& k : keys) EXPECT_EQ(f.Insert(k), LSM_OK);
@@ -594,21 +608,31 @@ TEST(MemtableTest, KeyFilterOfManyChunks) {
   EXPECT_LT(fp16 * 10, fp1);
   EXPECT_LT(fp16, static_cast<int>(absent.size()) / 500);
 
-  // the arena gives what it has; the count is capped at 63
+  // the chunks must be 1 to 63 distinct arena chunks, on an empty memtable
+  // without a filter; a refused call changes nothing (the caller keeps them)
   {
-    MemtableFixture f(3, kChunk);
-    ASSERT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, 8), LSM_OK);
-    EXPECT_EQ(lsm_memtable_filter_chunks(f.base(), f.mt()), 3u);
-    EXPECT_EQ(lsm_arena_free_chunks(f.base()), 0u);
+    MemtableFixture f(100, kChunk);
+    std::vector<uint32_t> c(64);
+    for (uint32_t& x : c) ASSERT_EQ(lsm_arena_alloc_chunk(f.base(), &x), LSM_OK);
+    const LsmMemtable before = *f.mt();
+    EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, c.data(), 0), LSM_INVALID);
+    EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, c.data(), 64), LSM_INVALID);
+    std::vector<uint32_t> twice = {c[0], c[1], c[0]};
+    EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, twice.data(), 3), LSM_INVALID);
+    std::vector<uint32_t> stray = {c[0], c[1] + 8};  // not a chunk's start
+    EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, stray.data(), 2), LSM_INVALID);
+    EXPECT_EQ(std::memcmp(&before, f.mt(), sizeof(before)), 0);
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), 36u);
+    // 63 is the most; release returns them all, the directory's chunk last
+    ASSERT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, c.data(), 63), LSM_OK);
+    EXPECT_EQ(lsm_memtable_filter_chunks(f.base(), f.mt()), 63u);
+    EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, c.data() + 63, 1), LSM_INVALID);
     lsm_memtable_release(f.base(), f.mt());
-    EXPECT_EQ(lsm_arena_free_chunks(f.base()), 3u);
-    MemtableFixture g(100, kChunk);
-    ASSERT_EQ(lsm_memtable_add_filter(g.base(), g.mt(), kSuffix, 1000), LSM_OK);
-    EXPECT_EQ(lsm_memtable_filter_chunks(g.base(), g.mt()), 63u);
-    EXPECT_EQ(lsm_arena_free_chunks(g.base()), 37u);
-    lsm_memtable_release(g.base(), g.mt());
-    EXPECT_EQ(lsm_arena_free_chunks(g.base()), 100u);
-    EXPECT_EQ(lsm_memtable_filter_chunks(g.base(), g.mt()), 0u);
+    EXPECT_EQ(lsm_memtable_filter_chunks(f.base(), f.mt()), 0u);
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), 99u);
+    EXPECT_EQ(lsm_arena_free_chunk(f.base(), c[63]), LSM_OK);
+    EXPECT_EQ(lsm_arena_free_chunks(f.base()), 100u);
+    EXPECT_EQ(lsm_arena_free_chunk(f.base(), c[63] + 8), LSM_INVALID);
   }
 }
 
