@@ -213,7 +213,9 @@ size_t		lsm_arena_size(uint32_t nchunks, uint32_t chunk_size) LSM_NOEXCEPT;
 LsmStatus	lsm_arena_init(void *base, uint32_t nchunks, uint32_t chunk_size) LSM_NOEXCEPT;
 LsmStatus	lsm_arena_alloc_chunk(void *base, uint32_t *chunk) LSM_NOEXCEPT;
 /* Returns a chunk taken by lsm_arena_alloc_chunk that nothing holds;
- * LSM_INVALID if chunk is not an arena chunk. */
+ * LSM_INVALID if chunk is not one the arena has handed out.  Freeing a chunk
+ * twice is not detected (unless every chunk is free) and corrupts the free
+ * list. */
 LsmStatus	lsm_arena_free_chunk(void *base, uint32_t chunk) LSM_NOEXCEPT;
 uint32_t	lsm_arena_free_chunks(const void *base) LSM_NOEXCEPT;
 uint32_t	lsm_arena_chunk_size(const void *base) LSM_NOEXCEPT;
@@ -295,11 +297,14 @@ void		lsm_memtable_release(void *base, LsmMemtable *mt) LSM_NOEXCEPT;
  * bloom filter: one 64-byte block per key, 4 bits in it; a chunk of 64 kB
  * holds 1,023 blocks (the first 1,019, after the directory of the filter's
  * chunks), about 10 bits a key for 50,000 keys a chunk.  Not counted in
- * lsm_memtable_memory.  The chunks are zeroed here (up to 4 MB), which is
- * why the arena lock is not needed.  LSM_INVALID: the memtable has entries
- * or a filter already, n is out of range, a chunk is not an arena chunk or
- * appears twice, or chunks are too small; nothing changed then, and the
- * caller still holds the chunks.
+ * lsm_memtable_memory.  The arena itself is not changed here, so the arena
+ * lock is not needed, and callers should not hold it: the chunks are zeroed
+ * here (up to 4 MB).  LSM_INVALID: the memtable has entries or a filter
+ * already, n is out of range, a chunk is not one the arena has handed out,
+ * appears twice or is one of the memtable's data chunks, or chunks are too
+ * small; nothing changed then, and the caller still holds the chunks.  (A
+ * chunk that is free in the arena is not detected: the caller must have
+ * taken each one.)
  * REQUIRES: memtable lock exclusive.
  */
 LsmStatus	lsm_memtable_add_filter(void *base, LsmMemtable *mt, uint32_t suffix,

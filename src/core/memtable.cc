@@ -290,10 +290,17 @@ LsmStatus Memtable::AddFilter(void* base, LsmMemtable* mt, uint32_t suffix,
   uint32_t size = Arena::ChunkSize(base);
   if (size < kFilterDataOffset + (kFilterDirBlocks + 1) * kFilterBlockBytes)
     return LSM_INVALID;
+  const uint8_t* cb = static_cast<const uint8_t*>(base);
   for (uint32_t i = 0; i < n; i++) {
     if (!Arena::IsChunk(base, chunks[i])) return LSM_INVALID;
     for (uint32_t j = 0; j < i; j++)
       if (chunks[j] == chunks[i]) return LSM_INVALID;
+    // not one of the memtable's data chunks (bounded: a damaged chain)
+    uint32_t c = mt->first_chunk;
+    for (uint32_t k = 0; c != 0 && k < mt->nchunks; k++) {
+      if (c == chunks[i]) return LSM_INVALID;
+      std::memcpy(&c, cb + c, sizeof(c));
+    }
   }
   uint8_t* b = static_cast<uint8_t*>(base);
   for (uint32_t i = 0; i < n; i++) std::memset(b + chunks[i], 0, size);

@@ -122,7 +122,7 @@ LsmSlotLock(int slotno)
 void
 LsmMemtableFree(LsmMemtable *mt)
 {
-	if (mt->nchunks > 0 || mt->filter != 0)	/* a filter may come first */
+	if (mt->nchunks > 0 || mt->filter != 0)	/* a filter alone: not made so, but freed */
 	{
 		LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
 		lsm_memtable_release(lsm_shared->arena, mt);

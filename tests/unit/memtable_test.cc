@@ -544,6 +544,63 @@ TEST(MemtableTest, KeyFilter) {
   EXPECT_EQ(f.mt()->filter, 0u);
 }
 
+// As the shim and the rebuild from log pages do: the filter comes after the
+// memtable's first data chunk, in chunks that other memtables used before
+// (the arena hands freed chunks out again, their old bytes in them).  The
+// filter must start empty, and the memtable's own data chunk is refused.
+TEST(MemtableTest, KeyFilterOnReusedChunks) {
+  const uint32_t kSuffix = 6;
+  const uint32_t kChunk = 4096;
+  MemtableFixture f(20, kChunk);
+  uint32_t data;
+  ASSERT_EQ(lsm_arena_alloc_chunk(f.base(), &data), LSM_OK);
+  lsm_memtable_add_chunk(f.base(), f.mt(), data);
+  EXPECT_EQ(lsm_memtable_add_filter(f.base(), f.mt(), kSuffix, &data, 1), LSM_INVALID)
+      << "the memtable's own data chunk";
+  // dirty four chunks and give them back: the filter gets these
+  std::set<uint32_t> dirty;
+  for (int i = 0; i < 4; i++) {
+    uint32_t c;
+    ASSERT_EQ(lsm_arena_alloc_chunk(f.base(), &c), LSM_OK);
+    std::memset(static_cast<uint8_t*>(f.base()) + c, 0xFF, kChunk);
+    dirty.insert(c);
+  }
+  for (uint32_t c : dirty) ASSERT_EQ(lsm_arena_free_chunk(f.base(), c), LSM_OK);
+  ASSERT_EQ(f.AddFilter(kSuffix, 4), LSM_OK);
+  ASSERT_EQ(lsm_memtable_filter_chunks(f.base(), f.mt()), 4u);
+  const uint8_t* dir = static_cast<const uint8_t*>(f.base()) + f.mt()->filter;
+  for (uint32_t i = 0; i < 4; i++) {
+    uint32_t c;
+    std::memcpy(&c, dir + 4 * (1 + i), sizeof(c));
+    EXPECT_EQ(dirty.count(c), 1u) << "filter chunk " << i << " was not a reused one";
+  }
+  KeyGen gen(13, 24);
+  std::set<Key> prefixes;
+  int n = 0;
+  while (prefixes.size() < 300) {
+    Key p = gen.Next();
+    if (!prefixes.insert(p).second) continue;
+    ASSERT_EQ(f.Insert(p + std::string("tid:") + static_cast<char>(n & 0xff) +
+                       static_cast<char>(n >> 8)), LSM_OK);
+    n++;
+  }
+  for (const Key& p : prefixes)
+    ASSERT_EQ(lsm_memtable_may_contain(f.base(), f.mt(), U8(p), p.size()), 1);
+  // 300 keys in 4 chunks (246 blocks of 512 bits): a few false "maybe"s, not
+  // the all-"maybe" of bits left over from the chunks' last use
+  KeyGen other(14, 24);
+  int fp = 0, probes = 0;
+  for (int i = 0; i < 5000; i++) {
+    Key p = other.Next() + "z";
+    if (prefixes.count(p)) continue;
+    probes++;
+    fp += lsm_memtable_may_contain(f.base(), f.mt(), U8(p), p.size());
+  }
+  EXPECT_LT(fp, probes / 50) << fp << " false positives in " << probes;
+  lsm_memtable_release(f.base(), f.mt());
+  EXPECT_EQ(lsm_arena_free_chunks(f.base()), 20u);
+}
+
 // A filter of several chunks: every chunk takes bits (a filter of one fixed
 // chunk fills up in a large memtable and then says "maybe" to everything),
 // no false "no", the false "maybe"s fall with the chunks, the arena gives
