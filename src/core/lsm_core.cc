@@ -323,8 +323,8 @@ LsmStatus lsm_arena_alloc_chunk(void* base, uint32_t* chunk) noexcept {
 
 LsmStatus lsm_arena_free_chunk(void* base, uint32_t chunk) noexcept {
   LSM_API_TRY
-  if (base == nullptr || !lsm::Arena::IsChunk(base, chunk)) return LSM_INVALID;
-  return lsm::Arena::FreeChunk(base, chunk);
+  if (base == nullptr) return LSM_INVALID;
+  return lsm::Arena::FreeChunk(base, chunk);  // LSM_INVALID for a non-chunk
   LSM_API_CATCH_STATUS
 }
 

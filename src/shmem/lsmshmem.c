@@ -122,7 +122,7 @@ LsmSlotLock(int slotno)
 void
 LsmMemtableFree(LsmMemtable *mt)
 {
-	if (mt->nchunks > 0 || mt->filter != 0)	/* a filter alone: not made so, but freed */
+	if (mt->nchunks > 0 || mt->filter != 0)	/* a filter alone is freed too */
 	{
 		LWLockAcquire(lsm_shared->arena_lock, LW_EXCLUSIVE);
 		lsm_memtable_release(lsm_shared->arena, mt);
@@ -490,8 +490,11 @@ LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen, bool may_evict)
  * most LSM_MEMTABLE_MAX_FILTER_CHUNKS and at most 1/64 of the arena, and as
  * many of those as the arena has free.  The chunks are taken under the
  * arena lock and zeroed after it is released (up to 4 MB at a 64 MB
- * memtable; every backend that needs a chunk takes that lock).  With no
- * chunk free the memtable goes without, and lookups search it.
+ * memtable; every backend that needs a chunk takes that lock).  Not before
+ * the memtable's first data chunk: a memtable holding only a filter is one
+ * eviction skips (it has no data to drop), so its chunks would stay taken if
+ * the arena then ran out.  With no chunk free the memtable goes without, and
+ * lookups search it.
  * suffix: the bytes at the end of an entry that are not key (the heap TID).
  * REQUIRES: slot lock exclusive (or a private memtable).
  */
@@ -502,7 +505,7 @@ LsmMemtableAddFilter(LsmMemtable *mt, int memtable_kb, uint32 suffix)
 	uint32		chunks[LSM_MEMTABLE_MAX_FILTER_CHUNKS];
 	uint32		n = 0;
 
-	if (mt->nentries != 0 || mt->filter != 0 || want < 1 ||
+	if (mt->nentries != 0 || mt->nchunks == 0 || mt->filter != 0 || want < 1 ||
 		LsmArenaChunks() < LSM_FILTER_MIN_ARENA_CHUNKS || LsmArenaShort())
 		return;
 	want = Min(want, Min(Max(LsmArenaChunks() / 64, 1), LSM_MEMTABLE_MAX_FILTER_CHUNKS));

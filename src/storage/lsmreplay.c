@@ -184,12 +184,8 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 			LsmStatus	st;
 			uint16		len;
 
-			/*
-			 * A fresh memtable's key filter, once it holds a data chunk: a
-			 * filter taken first would stay with a memtable of no data chunk
-			 * (which eviction skips) if the arena then ran out.
-			 */
-			if (mt->nentries == 0 && mt->nchunks > 0)
+			/* a fresh memtable's key filter, once it holds a data chunk */
+			if (mt->nentries == 0)
 				LsmMemtableAddFilter(mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
 			st = lsm_memtable_insert_log(lsm_shared->arena, mt,
 										 (const uint8 *) copy, lower - *off, &pos);
