@@ -52,7 +52,8 @@ LsmStatus Arena::AllocChunk(void* base, uint32_t* chunk) {
   }
   if (h->next_unused < h->nchunks) {
     *chunk = kArenaHeaderSize + h->next_unused * h->chunk_size;
-    h->next_unused++;
+    // an atomic store: IsChunk may read it without the caller's lock
+    __atomic_store_n(&h->next_unused, h->next_unused + 1, __ATOMIC_RELAXED);
     h->nfree--;
     return LSM_OK;
   }
@@ -63,7 +64,11 @@ bool Arena::IsChunk(const void* base, uint32_t chunk) {
   const ArenaHeader* h = Header(base);
   if (h == nullptr || chunk < kArenaHeaderSize) return false;
   uint32_t rel = chunk - kArenaHeaderSize;
-  return rel % h->chunk_size == 0 && rel / h->chunk_size < h->next_unused;
+  // Unlocked callers (a chunk they were given earlier) race only with
+  // AllocChunk's increment: next_unused never shrinks after Init, so either
+  // value read answers the same for a chunk already handed out.
+  const uint32_t used = __atomic_load_n(&h->next_unused, __ATOMIC_RELAXED);
+  return rel % h->chunk_size == 0 && rel / h->chunk_size < used;
 }
 
 LsmStatus Arena::FreeChunk(void* base, uint32_t chunk) {

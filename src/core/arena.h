@@ -10,7 +10,8 @@
 // next_unused, so init touches only the header.
 //
 // Thread-safety: none.  REQUIRES: the caller's arena lock for every call that
-// changes the arena (Init, AllocChunk, FreeChunk).
+// changes the arena (Init, AllocChunk, FreeChunk).  IsChunk of a chunk handed
+// out earlier may run without it (see there).
 
 #ifndef LSM_CORE_ARENA_H_
 #define LSM_CORE_ARENA_H_
@@ -56,7 +57,10 @@ class Arena {
   // 0 if base is not an initialised arena.
   static uint32_t FreeChunks(const void* base);
   static uint32_t ChunkSize(const void* base);
-  // True if chunk is the offset of one of the arena's chunks.
+  // True if chunk is the offset of one of the arena's chunks.  Safe without
+  // the lock that serialises AllocChunk/FreeChunk for a chunk the caller was
+  // handed earlier (next_unused is read and written atomically and only
+  // grows); the answer is not "free or in use".
   static bool IsChunk(const void* base, uint32_t chunk);
 
  private:
