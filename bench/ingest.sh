@@ -30,7 +30,9 @@
 # bytes per row (all WAL from pg_current_wal_lsn, and the index relation's
 # alone from pg_waldump --stats --relation; a replication slot keeps the WAL
 # until it is read), checkpoints (max_wal_size 1GB, checkpoint_timeout 5min:
-# PostgreSQL's defaults).  Targets: each index against noindex (the ceiling,
+# PostgreSQL's defaults), and (by duration only) the CPU each row costs over
+# the last third: the inserting backends', lsm_am's workers' and the other
+# server processes' utime + stime from /proc, with the machine's idle share.  Targets: each index against noindex (the ceiling,
 # lsm >= 50%) and against btree (lsm rows/s >= 2x, p99 no worse).
 # (c) Then, on the same table after VACUUM ANALYZE, with seq and bitmap scans
 # disabled: point lookups of existing keys, range scans of 10, 1,000 and
@@ -159,6 +161,21 @@ pgb() { # pgbench as postgres against the bench cluster
 }
 
 # --------------------------------------------------------------- (b) ingest
+cpu_snap() { # the cluster's processes' CPU ticks (utime + stime): "pid group ticks", then "machine idle total"
+	local pm pid args
+	pm=$(head -n1 "$BENCH_DATADIR/postmaster.pid")
+	for pid in $(ps --ppid "$pm" -o pid=); do
+		args=$(ps -o args= -p "$pid" 2>/dev/null) || continue
+		case $args in
+		*"lsm_am worker"*) g=workers ;;
+		*"[local]"* | *"127.0.0.1"*) g=clients ;;
+		*) g=server ;;
+		esac
+		awk -v p="$pid" -v g="$g" '{ sub(/^.*\) /, ""); print p, g, $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true
+	done
+	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print "machine", $5 + $6, t }' /proc/stat
+}
+
 ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION seconds)
 	local key=$1 var=$2 rows=$3 clause type tx start_lsn end_lsn ck0 ck1 t0 t1 rel
 	clause=$(variant_clause "$var")
@@ -197,12 +214,26 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		lsm_log "ingest $key into $var: $CLIENTS clients x $BATCH rows per statement for $DURATION s"
 	fi
 	t0=$(date +%s.%N)
+	rm -f "$WORK"/cpu_a.txt "$WORK"/cpu_b.txt
+	if [ -z "$rows" ]; then
+		# CPU per row over the last third: snapshots at 2/3 of the time and a
+		# second before the end (the clients' backends exit with pgbench)
+		(
+			sleep "$(awk -v d="$DURATION" 'BEGIN { printf "%.3f", d * 2 / 3 }')"
+			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_a.tmp" && mv "$WORK/cpu_a.tmp" "$WORK/cpu_a.txt"
+			sleep "$(awk -v d="$DURATION" 'BEGIN { printf "%.3f", d / 3 - 1 }')"
+			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_b.tmp" && mv "$WORK/cpu_b.tmp" "$WORK/cpu_b.txt"
+		) &
+		BENCH_BG_PIDS="$sampler $!"
+	fi
 	(cd "$WORK" && pgb -c "$CLIENTS" -j "$CLIENTS" "${run_by[@]}" -M prepared -f "$WORK/ins.sql" \
 		-l --log-prefix="$WORK/pgb_log" >"$WORK/pgbench.out" 2>&1) ||
 		{ cat "$WORK/pgbench.out" >&2; lsm_die "pgbench failed for $key / $var"; }
 	t1=$(date +%s.%N)
-	kill "$sampler" 2>/dev/null || true
-	wait "$sampler" 2>/dev/null || true
+	for p in $BENCH_BG_PIDS; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	BENCH_BG_PIDS=
 	end_lsn=$(wal_lsn)
 	ck1=$(q "$CHECKPOINTS_SQL")
@@ -255,6 +286,30 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	add p50_ms_last_third "$(pct "$WORK/lat_late.txt" 50)"
 	add p99_ms_last_third "$(pct "$WORK/lat_late.txt" 99)"
 	add seconds "$tmax"
+	# CPU per row between the two snapshots (rows: statements completed in between);
+	# a process not in the first snapshot started after it: all its CPU counts
+	local hz
+	hz=$(getconf CLK_TCK)
+	if [ -f "$WORK/cpu_a.txt" ] && [ -f "$WORK/cpu_b.txt" ]; then
+		awk -v t0="$t0" -v b="$BATCH" -v hz="$hz" '
+			FILENAME == ARGV[1] && FNR == 1 { ta = $1 - t0; next }
+			FILENAME == ARGV[2] && FNR == 1 { tb = $1 - t0; next }
+			FILENAME == ARGV[1] && $1 == "machine" { ia = $2; ma = $3; next }
+			FILENAME == ARGV[2] && $1 == "machine" { ib = $2; mb = $3; next }
+			FILENAME == ARGV[1] { a[$1] = $3; next }
+			FILENAME == ARGV[2] { cpu[$2] += $3 - (($1 in a) ? a[$1] : 0); next }
+			$1 > ta && $1 <= tb { n++ }
+			END {
+				rows = n * b
+				if (rows == 0 || mb <= ma) exit
+				for (g in cpu) printf "cpu_us_row_%s %.3f\n", g, cpu[g] / hz * 1e6 / rows
+				printf "idle_pct_last_third %.1f\n", (ib - ia) * 100 / (mb - ma)
+			}' "$WORK/cpu_a.txt" "$WORK/cpu_b.txt" "$WORK/tx.txt" >"$WORK/cpu_rows.txt"
+		for g in clients workers server; do
+			add "cpu_us_row_$g" "$(awk -v k="cpu_us_row_$g" '$1 == k { print $2 }' "$WORK/cpu_rows.txt" | grep . || echo 0)"
+		done
+		add idle_pct_last_third "$(awk '$1 == "idle_pct_last_third" { print $2 }' "$WORK/cpu_rows.txt" | grep . || echo n/a)"
+	fi
 	cp "$WORK/sizes.txt" "$OUT/ingest_sizes_${key}_${var}.txt"
 	local ibytes hbytes
 	ibytes=$(q "SELECT coalesce(pg_relation_size(to_regclass('ing_k')), 0)")
@@ -441,6 +496,23 @@ BASE=${VAR_LIST[0]}
 				"$(M ingest "$var" "$key" index_mb_vacuum)" "$(M ingest "$var" "$key" space_amp_vacuum)"
 		done
 	done
+	if [ -n "$DURATION" ]; then
+		echo
+		echo "(b) CPU per row over the last third, in microseconds (utime + stime of the cluster's processes, from /proc;"
+		echo "    clients: the inserting backends; workers: lsm_am's; server: checkpointer, WAL writer and the rest), and the"
+		echo "    machine's idle share over the same time"
+		printf '  %-10s %-11s %9s %9s %9s %9s %8s\n' key index clients workers server total "idle %"
+		for key in "${KEY_LIST[@]}"; do
+			for var in "${VAR_LIST[@]}"; do
+				cpu_c=$(M ingest "$var" "$key" cpu_us_row_clients) cpu_w=$(M ingest "$var" "$key" cpu_us_row_workers)
+				cpu_s=$(M ingest "$var" "$key" cpu_us_row_server)
+				printf '  %-10s %-11s %9s %9s %9s %9s %8s\n' "$key" "$var" \
+					"$(fmt_num "$cpu_c" 2)" "$(fmt_num "$cpu_w" 2)" "$(fmt_num "$cpu_s" 2)" \
+					"$(awk -v a="$cpu_c" -v b="$cpu_w" -v c="$cpu_s" 'BEGIN { if (a ~ /^[0-9.]+$/) printf "%.2f", a + b + c; else print "-" }')" \
+					"$(M ingest "$var" "$key" idle_pct_last_third)"
+			done
+		done
+	fi
 	if [ "$READS" = 1 ]; then
 		echo
 		echo "(c) reads after (b): ms per statement (pgbench -r, 1 client, median of $READ_REPS repetitions), seq/bitmap scans off"
