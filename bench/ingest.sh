@@ -32,8 +32,9 @@
 # until it is read), checkpoints (max_wal_size 1GB, checkpoint_timeout 5min:
 # PostgreSQL's defaults), and (by duration only) the CPU each row costs over
 # the last third: the inserting backends', lsm_am's workers' and the other
-# server processes' utime + stime from /proc, with the machine's idle share.  Targets: each index against noindex (the ceiling,
-# lsm >= 50%) and against btree (lsm rows/s >= 2x, p99 no worse).
+# server processes' utime + stime from /proc, with the machine's idle share.
+# Targets: each index against noindex (the ceiling, lsm >= 50%) and against
+# btree (lsm rows/s >= 2x, p99 no worse).
 # (c) Then, on the same table after VACUUM ANALYZE, with seq and bitmap scans
 # disabled: point lookups of existing keys, range scans of 10, 1,000 and
 # 100,000 rows (count(*) between two existing keys that far apart), and
@@ -162,7 +163,7 @@ pgb() { # pgbench as postgres against the bench cluster
 
 # --------------------------------------------------------------- (b) ingest
 cpu_snap() { # the cluster's processes' CPU ticks (utime + stime): "pid group ticks", then "machine idle total"
-	local pm pid args
+	local pm pid args g
 	pm=$(head -n1 "$BENCH_DATADIR/postmaster.pid")
 	for pid in $(ps --ppid "$pm" -o pid=); do
 		args=$(ps -o args= -p "$pid" 2>/dev/null) || continue
