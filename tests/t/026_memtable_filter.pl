@@ -69,7 +69,7 @@ sub compare_lookups
 		           FROM unnest('{$plist}'::bigint[]) x";
 		is(sql("$scan->[1] " . sprintf($q, 'tl')), sql("$off " . sprintf($q, 'tb')),
 			"$label: " . scalar(@$probe) . " point lookups on k by $scan->[0] scan agree with btree");
-		my $q2 = "SELECT string_agg(x || ':' || (SELECT count(*) FROM %s WHERE a = (x % 1000)::int AND b = md5(x::text)), ',' ORDER BY x)
+		my $q2 = "SELECT string_agg(x || ':' || (SELECT count(*) FROM %s WHERE a = (x %% 1000)::int AND b = md5(x::text)), ',' ORDER BY x)
 		           FROM unnest('{$plist}'::bigint[]) x";
 		is(sql("$scan->[1] " . sprintf($q2, 'tl')), sql("$off " . sprintf($q2, 'tb')),
 			"$label: two-column point lookups by $scan->[0] scan agree with btree");
@@ -140,6 +140,30 @@ cmp_ok($in_memtable, '>=', 4, "the lookups met entries in the active memtable ($
 # An immediate shutdown: the memtables come back from their log pages on
 # first use, each with a new key filter (when the arena has room) that must
 # hold every replayed key.
+#
+# The last round's rows may all be in runs by now: on 18, tl_ab's active
+# memtable was empty here in 3 of 4 runs (memtable_entries 0, no immutable
+# one; the lookups agreed with btree, so nothing was lost; why it was empty
+# is not traced yet).  A few more rows, into both tables, give each memtable
+# entries to replay.
+{
+	my @more = map { 2_000_000 + $_ } 1 .. 200;
+	my $list = join(',', @more);
+	sql(qq{
+	CREATE TEMP TABLE src AS SELECT k, (k % 1000)::int AS a, md5(k::text) AS b
+	  FROM unnest('{$list}'::bigint[]) k;
+	INSERT INTO tl SELECT * FROM src;
+	INSERT INTO tb SELECT * FROM src;
+	INSERT INTO ul SELECT k + 2e12 FROM src;
+	});
+	push @all, @more;
+	push @unique_keys, map { $_ + 2e12 } @more;
+	for my $idx ('tl_ab', 'ul_u')
+	{
+		cmp_ok(sql("SELECT memtable_entries FROM lsm_am.indexes WHERE indexrelname = '$idx'"), '>', 0,
+			"before the crash: $idx's active memtable holds entries");
+	}
+}
 $node->stop('immediate');
 $node->start;
 {
