@@ -76,6 +76,21 @@ sub compare_lookups
 	}
 }
 
+# Rows of these keys into tl and tb alike (then $more, SQL over src).
+sub insert_rows
+{
+	my ($keys, $more) = @_;
+	my $list = join(',', @$keys);
+	$more //= '';
+	sql(qq{
+	CREATE TEMP TABLE src AS SELECT k, (k % 1000)::int AS a, md5(k::text) AS b
+	  FROM unnest('{$list}'::bigint[]) k;
+	INSERT INTO tl SELECT * FROM src;
+	INSERT INTO tb SELECT * FROM src;
+	$more
+	});
+}
+
 srand(26);
 my @all;                  # keys of earlier rounds
 my @unique_keys;          # keys in ul
@@ -85,13 +100,7 @@ for my $round (1 .. 5)
 {
 	# 20,000 rows: keys from a domain of 2,000,000 (some repeat)
 	my @keys = map { int(rand(2_000_000)) } 1 .. 20000;
-	my $list = join(',', @keys);
-	sql(qq{
-	CREATE TEMP TABLE src AS SELECT k, (k % 1000)::int AS a, md5(k::text) AS b
-	  FROM unnest('{$list}'::bigint[]) k;
-	INSERT INTO tl SELECT * FROM src;
-	INSERT INTO tb SELECT * FROM src;
-	});
+	insert_rows(\@keys);
 	my ($entries, $imm) = split /\|/,
 		sql("SELECT memtable_entries, immutable_memtables FROM lsm_am.indexes WHERE indexrelname = 'tl_k'");
 	$in_memtable++ if $entries > 0;
@@ -148,14 +157,7 @@ cmp_ok($in_memtable, '>=', 4, "the lookups met entries in the active memtable ($
 # entries to replay.
 {
 	my @more = map { 2_000_000 + $_ } 1 .. 200;
-	my $list = join(',', @more);
-	sql(qq{
-	CREATE TEMP TABLE src AS SELECT k, (k % 1000)::int AS a, md5(k::text) AS b
-	  FROM unnest('{$list}'::bigint[]) k;
-	INSERT INTO tl SELECT * FROM src;
-	INSERT INTO tb SELECT * FROM src;
-	INSERT INTO ul SELECT k + 2e12 FROM src;
-	});
+	insert_rows(\@more, 'INSERT INTO ul SELECT k + 2e12 FROM src;');
 	push @all, @more;
 	push @unique_keys, map { $_ + 2e12 } @more;
 	for my $idx ('tl_ab', 'ul_u')
