@@ -134,6 +134,38 @@ extern void LsmScanPrepare(IndexScanDesc scan);
 extern bool LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len,
 							ItemPointer tid);
 
+/*
+ * LsmEntryMatches' common case, inline (it runs for every entry a scan
+ * reads): the range decides every scan key (ncheck == 0) and the entry is of
+ * fixed-width columns without NULLs, so its shape is right exactly when every
+ * flag byte is LSM_FLAG_NOT_NULL (the range column's included).  Then it
+ * returns true with the TID; false means LsmEntryMatches decides (and reports
+ * a malformed entry).
+ */
+static inline bool
+LsmEntryMatchesPlain(const LsmScanOpaqueData *so, const uint8 *key, int len,
+					 ItemPointer tid)
+{
+	const LsmTupleFormer *f = &so->former;
+	const uint8 *p = key;
+	const uint8 *t;
+
+	if (so->ncheck != 0 || !f->fixed || len != f->entrylen)
+		return false;
+	for (int i = 0; i < f->ncols; i++)
+	{
+		if (p[0] != LSM_FLAG_NOT_NULL)
+			return false;
+		p += 1 + f->vlen[i];
+	}
+	t = key + len - LSM_TID_SIZE;
+	ItemPointerSet(tid,
+				   ((uint32) t[0] << 24) | ((uint32) t[1] << 16) |
+				   ((uint32) t[2] << 8) | (uint32) t[3],
+				   (OffsetNumber) ((t[4] << 8) | t[5]));
+	return true;
+}
+
 /* lsmscanmerge.c */
 extern void LsmScanStart(IndexScanDesc scan, bool backward);
 extern bool LsmScanNext(IndexScanDesc scan, ItemPointer tid,

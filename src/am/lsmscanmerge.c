@@ -383,7 +383,8 @@ LsmScanNext(IndexScanDesc scan, ItemPointer tid, const uint8 **keyp, size_t *len
 			key = so->ahead_key[so->ahead_pos];
 			len = so->ahead_len[so->ahead_pos];
 			so->ahead_pos++;
-			if (LsmEntryMatches(scan, key, (int) len, tid))
+			if (LsmEntryMatchesPlain(so, key, (int) len, tid) ||
+				LsmEntryMatches(scan, key, (int) len, tid))
 			{
 				if (keyp)
 				{
