@@ -36,6 +36,11 @@ autovacuum = off
 $node->start;
 
 sub sql { return $node->safe_psql('postgres', $_[0]); }
+# entries in the index's active memtable
+sub memtable_entries
+{
+	return sql("SELECT memtable_entries FROM lsm_am.indexes WHERE indexrelname = '$_[0]'");
+}
 
 sql(q{
 CREATE EXTENSION lsm_am;
@@ -162,7 +167,7 @@ cmp_ok($in_memtable, '>=', 4, "the lookups met entries in the active memtable ($
 	push @unique_keys, map { $_ + 2e12 } @more;
 	for my $idx ('tl_ab', 'ul_u')
 	{
-		cmp_ok(sql("SELECT memtable_entries FROM lsm_am.indexes WHERE indexrelname = '$idx'"), '>', 0,
+		cmp_ok(memtable_entries($idx), '>', 0,
 			"before the crash: $idx's active memtable holds entries");
 	}
 }
@@ -173,7 +178,7 @@ $node->start;
 		(map { $all[int(rand(@all))] } 1 .. 100),
 		(map { int(rand(2_000_000)) } 1 .. 150));
 	compare_lookups(\@probe, 'after the crash');
-	cmp_ok(sql("SELECT memtable_entries FROM lsm_am.indexes WHERE indexrelname = 'tl_ab'"), '>', 0,
+	cmp_ok(memtable_entries('tl_ab'), '>', 0,
 		'after the crash: the two-column lookups went through a replayed memtable');
 	my @old = map { $unique_keys[-1 - int(rand(20000))] } 1 .. 300;
 	my %u; @old = grep { !$u{$_}++ } @old;
@@ -182,7 +187,7 @@ $node->start;
 	          ON CONFLICT (u) DO NOTHING RETURNING 1) SELECT count(*) FROM i"), '0',
 		'after the crash: ON CONFLICT DO NOTHING of ' . scalar(@old) . ' recent keys inserts none');
 	is(sql('SELECT count(*) FROM ul'), $n0, 'after the crash: nothing was added by the duplicates');
-	cmp_ok(sql("SELECT memtable_entries FROM lsm_am.indexes WHERE indexrelname = 'ul_u'"), '>', 0,
+	cmp_ok(memtable_entries('ul_u'), '>', 0,
 		'after the crash: the unique checks went through a replayed memtable');
 }
 is(sql(q{SELECT count(*) - count(DISTINCT u) FROM ul}), '0', 'the unique index kept every key once');
