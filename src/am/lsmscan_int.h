@@ -135,6 +135,24 @@ extern bool LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len,
 							ItemPointer tid);
 
 /*
+ * Is every flag byte of an entry of f's no-NULL length LSM_FLAG_NOT_NULL?
+ * (Its shape is then right.)  REQUIRES: f->fixed, len == f->entrylen.
+ */
+static inline bool
+LsmEntryAllNotNull(const LsmTupleFormer *f, const uint8 *entry)
+{
+	const uint8 *p = entry;
+
+	for (int i = 0; i < f->ncols; i++)
+	{
+		if (p[0] != LSM_FLAG_NOT_NULL)
+			return false;
+		p += 1 + f->vlen[i];
+	}
+	return true;
+}
+
+/*
  * LsmEntryMatches' common case, inline (it runs for every entry a scan
  * reads): the range decides every scan key (ncheck == 0) and the entry is of
  * fixed-width columns without NULLs, so its shape is right exactly when every
@@ -147,22 +165,11 @@ LsmEntryMatchesPlain(const LsmScanOpaqueData *so, const uint8 *key, int len,
 					 ItemPointer tid)
 {
 	const LsmTupleFormer *f = &so->former;
-	const uint8 *p = key;
-	const uint8 *t;
 
-	if (so->ncheck != 0 || !f->fixed || len != f->entrylen)
+	if (so->ncheck != 0 || !f->fixed || len != f->entrylen ||
+		!LsmEntryAllNotNull(f, key))
 		return false;
-	for (int i = 0; i < f->ncols; i++)
-	{
-		if (p[0] != LSM_FLAG_NOT_NULL)
-			return false;
-		p += 1 + f->vlen[i];
-	}
-	t = key + len - LSM_TID_SIZE;
-	ItemPointerSet(tid,
-				   ((uint32) t[0] << 24) | ((uint32) t[1] << 16) |
-				   ((uint32) t[2] << 8) | (uint32) t[3],
-				   (OffsetNumber) ((t[4] << 8) | t[5]));
+	LsmEntryGetTid(key, len, tid);
 	return true;
 }
 

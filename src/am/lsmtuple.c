@@ -128,16 +128,7 @@ LsmEntryWellFormed(const LsmTupleFormer *f, const LsmKeyDesc *desc,
 	if (entry == NULL || len < LSM_TID_SIZE)
 		return false;
 	if (len == f->entrylen)
-	{
-		/* no NULLs: only the flags need a look */
-		for (int i = 0; i < f->ncols; i++)
-		{
-			if (p[0] != LSM_FLAG_NOT_NULL)
-				return false;
-			p += 1 + f->vlen[i];
-		}
-		return true;
-	}
+		return LsmEntryAllNotNull(f, entry);	/* no NULLs: only the flags */
 	for (int i = 0; i < f->ncols; i++)
 	{
 		if (p >= end)

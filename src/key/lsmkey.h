@@ -125,8 +125,18 @@ extern void LsmEncodeColumnValue(const LsmKeyDesc *desc, int col, Datum value,
 extern bool LsmSplitEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 						  const uint8 **seg, int *seglen, ItemPointer tid);
 
-/* The TID at the end of an entry. */
-extern void LsmEntryGetTid(const uint8 *entry, int len, ItemPointer tid);
+/* The TID at the end of an entry (inline: scans read it for every entry). */
+static inline void
+LsmEntryGetTid(const uint8 *entry, int len, ItemPointer tid)
+{
+	const uint8 *t = entry + len - LSM_TID_SIZE;
+
+	Assert(len >= LSM_TID_SIZE);
+	ItemPointerSet(tid,
+				   ((uint32) t[0] << 24) | ((uint32) t[1] << 16) |
+				   ((uint32) t[2] << 8) | (uint32) t[3],
+				   (OffsetNumber) ((t[4] << 8) | t[5]));
+}
 
 /*
  * Decode column values of an entry for index-only scans.  Only for columns

@@ -264,15 +264,6 @@ LsmSplitEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 	return true;
 }
 
-void
-LsmEntryGetTid(const uint8 *entry, int len, ItemPointer tid)
-{
-	const uint8 *t = entry + len - LSM_TID_SIZE;
-
-	Assert(len >= LSM_TID_SIZE);
-	ItemPointerSet(tid, LsmReadBE32(t), (OffsetNumber) ((t[4] << 8) | t[5]));
-}
-
 /* Datum of a (validated, un-inverted) value encoding v of length vlen. */
 static Datum
 LsmDecodeValue(const LsmKeyColumn *col, const uint8 *v, int vlen)
