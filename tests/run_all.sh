@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/run_all.sh — the project's test command.  Run as root:
 #
-#   bash tests/run_all.sh                      # setup + every stage
+#   bash tests/run_all.sh                      # setup + every stage (CI size)
+#   bash tests/run_all.sh --long               # the long settings (see below)
+#   bash tests/run_all.sh --jobs 1             # one test file at a time
 #   bash tests/run_all.sh --only tap           # one stage (unit|regress|pgtap|tap)
 #   bash tests/run_all.sh --only tap 004 002   # TAP/pgTAP/regress files matching a word
 #   bash tests/run_all.sh --skip-setup ...     # do not install packages or rebuild
@@ -11,29 +13,48 @@
 #                                              # tests/build_pg18.sh, cached)
 #   bash tests/run_all.sh --pg 15,18           # on each version in turn
 #   LSM_PG=15,18                               # the same as --pg (CI sets it)
+#   LSM_JOBS=N                                 # the same as --jobs N
 #   LSM_DIFF_SEED=N                            # seed of tap/004_differential
 #   LSM_TAP_TIMEOUT=900                        # seconds before a TAP file is killed
 #   LSM_FUZZ_SECONDS=20                        # seconds per fuzz target (unit stage)
 #
 # Stages: unit (tests/check_layers.sh, tests/check_docs.sh, then GoogleTest, `make -C tests/unit
 # check`, the same under ASan+UBSan, `make -C tests/unit check SANITIZE=1`, and
-# the libFuzzer targets, tests/fuzz/run.sh, LSM_FUZZ_SECONDS=20 per target; with
-# --pg 15,18 these two run with the first version only), regress (pg_regress,
-# sql/*.sql against expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap
-# (prove, tests/t/*.pl with PostgreSQL::Test::Cluster).  Servers run as the
-# postgres user from a scratch copy in a temporary directory on private
-# sockets.  Each test file (the unit binary and the layering check count
-# as one each) is one result;
-# the last line printed is "N passed, N failed" (summed over the versions)
-# and the exit status is non-zero when anything failed.  Without --pg/LSM_PG
-# the PostgreSQL of PG_CONFIG is used (the system's 15 by default).
-# LSM_KEEP_SCRATCH=1 keeps the scratch directory.
+# the libFuzzer targets, tests/fuzz/run.sh; with --pg 15,18 these two run
+# with the first version only), regress (pg_regress, sql/*.sql against
+# expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap (prove,
+# tests/t/*.pl with PostgreSQL::Test::Cluster).
+#
+# Jobs: the unit tests, the sanitizer build, the fuzzers, pg_regress, pgTAP
+# and every TAP file are separate jobs; up to --jobs of them (default 3 on
+# this project's 2-core machines: the TAP files spend much of their time
+# waiting on servers) run at once, the slowest first (their last times are
+# kept in $LSM_PG18_CACHE/test-times-PGMAJOR).  Each job has its own
+# directory, TMPDIR, log and clusters; a job's output is printed whole when
+# it ends, so lines never interleave.  Servers run as the postgres user from a
+# scratch copy in a temporary directory on private sockets (the TAP files
+# share one port-reservation directory, PG_TEST_PORT_DIR).
+#
+# --long: the crash matrix at 8 PANIC passes (LSM_FAULT_PANIC_PASSES; CI: 3),
+# the soak for 600 s (LSM_SOAK_SECONDS; CI: 60), the memory pressure test
+# for 120 s (LSM_PRESSURE_SECONDS; CI: 20) and 600 s per fuzz target
+# (LSM_FUZZ_SECONDS: an hour in all; CI: 20), TAP files killed after an hour;
+# about 75 minutes on 15.  A variable set in the environment wins over both.
+#
+# Each test file (the unit binary and the layering check count as one each)
+# is one result; at the end a table lists every job and stage, slowest
+# first; the last line printed is "N passed, N failed" (summed over the
+# versions) and the exit status is non-zero when anything failed.  Without
+# --pg/LSM_PG the PostgreSQL of PG_CONFIG is used (the system's 15 by
+# default).  LSM_KEEP_SCRATCH=1 keeps the scratch directory.
 set -uo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 STAGES=()
 FILTERS=()
 SKIP_SETUP=0
+LONG=${LSM_LONG:-0}
+JOBS=${LSM_JOBS:-3}
 PG_VERSIONS=${LSM_PG:-}
 CHILD_ARGS=()
 while [ $# -gt 0 ]; do
@@ -57,8 +78,15 @@ while [ $# -gt 0 ]; do
 		shift 2
 		;;
 	--pg=*) PG_VERSIONS=${1#--pg=}; shift ;;
+	--jobs | -j)
+		[ $# -ge 2 ] || lsm_die "--jobs needs a number"
+		JOBS=$2
+		shift 2
+		;;
+	--jobs=*) JOBS=${1#--jobs=}; shift ;;
+	--long) LONG=1; shift ;;
 	--skip-setup) SKIP_SETUP=1; CHILD_ARGS+=("$1"); shift ;;
-	-h | --help) sed -n '2,25p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,50p' "$0"; exit 0 ;;
 	-*) lsm_die "unknown option $1" ;;
 	*) FILTERS+=("$1"); CHILD_ARGS+=("$1"); shift ;;
 	esac
@@ -67,6 +95,23 @@ done
 for s in "${STAGES[@]}"; do
 	case $s in unit | regress | pgtap | tap) ;; *) lsm_die "unknown stage '$s'" ;; esac
 done
+case $JOBS in '' | *[!0-9]* | 0) lsm_die "--jobs needs a positive number, not '$JOBS'" ;; esac
+export LSM_JOBS=$JOBS LSM_LONG=$LONG
+
+# The short (CI) and long settings; a value in the environment wins.
+if [ "$LONG" = 1 ]; then
+	export LSM_FAULT_PANIC_PASSES=${LSM_FAULT_PANIC_PASSES:-8}
+	export LSM_SOAK_SECONDS=${LSM_SOAK_SECONDS:-600}
+	export LSM_PRESSURE_SECONDS=${LSM_PRESSURE_SECONDS:-120}
+	export LSM_FUZZ_SECONDS=${LSM_FUZZ_SECONDS:-600}
+	export LSM_TAP_TIMEOUT=${LSM_TAP_TIMEOUT:-3600}
+else
+	export LSM_FAULT_PANIC_PASSES=${LSM_FAULT_PANIC_PASSES:-3}
+	export LSM_SOAK_SECONDS=${LSM_SOAK_SECONDS:-60}
+	export LSM_PRESSURE_SECONDS=${LSM_PRESSURE_SECONDS:-20}
+	export LSM_FUZZ_SECONDS=${LSM_FUZZ_SECONDS:-20}
+	export LSM_TAP_TIMEOUT=${LSM_TAP_TIMEOUT:-900}
+fi
 
 require_root
 cd "$LSM_REPO"
@@ -105,6 +150,7 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 	echo
 	echo "==================== lsm_am test summary, all versions ===================="
 	for l in "${lines[@]}"; do echo "  $l"; done
+	echo "  total: ${SECONDS}s wall"
 	echo "$total_pass passed, $total_fail failed"
 	[ "$total_fail" -eq 0 ]
 	exit
@@ -113,20 +159,36 @@ if [ ${#VERSIONS[@]} -eq 1 ]; then
 	lsm_select_pg "${VERSIONS[0]}" "$SKIP_SETUP" ||
 		{ echo "0 passed, 1 failed"; lsm_die "PostgreSQL ${VERSIONS[0]} is not available"; }
 fi
-lsm_log "testing on $("$PG_CONFIG" --version) ($PG_CONFIG)"
+lsm_log "testing on $("$PG_CONFIG" --version) ($PG_CONFIG), $JOBS jobs at once$([ "$LONG" = 1 ] && echo ', long settings')"
 
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
-TIMINGS=()
+TIMINGS=() # "SECONDS<TAB>NAME<TAB>NOTE", the table at the end
 
-record() { # record ok|fail NAME
+# record ok|fail NAME: one result.  Inside a job it goes to the job's
+# results file (JOB_RESULTS), which the pool reads when the job ends.
+record() {
+	if [ -n "${JOB_RESULTS:-}" ]; then
+		printf '%s\t%s\n' "$1" "$2" >>"$JOB_RESULTS"
+		return
+	fi
 	if [ "$1" = ok ]; then
 		PASSED=$((PASSED + 1))
 	else
 		FAILED=$((FAILED + 1))
 		FAILED_NAMES+=("$2")
 	fi
+}
+
+# timing SECONDS NAME [NOTE]: a row of the table at the end (a job's own
+# rows, e.g. its parts, go to its results file too).
+timing() {
+	if [ -n "${JOB_RESULTS:-}" ]; then
+		printf 'time\t%s\t%s\t%s\n' "$1" "$2" "${3:-}" >>"$JOB_RESULTS"
+		return
+	fi
+	TIMINGS+=("$1"$'\t'"$2"$'\t'"${3:-}")
 }
 
 want_stage() {
@@ -152,7 +214,10 @@ summary() {
 	local t
 	echo
 	echo "==================== lsm_am test summary: PostgreSQL $PG_MAJOR ===================="
-	for t in "${TIMINGS[@]}"; do echo "  $t"; done
+	echo "  time (slowest first; jobs ran $JOBS at once, so they add up to more than the wall time):"
+	printf '%s\n' "${TIMINGS[@]}" | sort -t $'\t' -k1,1nr |
+		awk -F '\t' '{ printf "  %6ss  %-34s %s\n", $1, $2, $3 }'
+	echo "  wall: ${SECONDS}s"
 	if [ ${#FAILED_NAMES[@]} -gt 0 ]; then
 		echo "  failed:"
 		for t in "${FAILED_NAMES[@]}"; do echo "    - $t"; done
@@ -162,12 +227,15 @@ summary() {
 
 SCRATCH=
 SMALL_FS=
+declare -A JOB_OF_PID=() START_OF_PID=()
 cleanup() {
-	local d
+	local d pid
 	[ -n "$SCRATCH" ] || return 0
-	for d in "$SCRATCH"/cluster-*; do
-		[ -d "$d" ] && cluster_stop "$d"
+	# jobs still running (an interrupt): stop them and their servers
+	for pid in "${!JOB_OF_PID[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
 	done
+	[ -d "$SCRATCH" ] && stop_leftover_servers "$SCRATCH"
 	if [ -n "$SMALL_FS" ] && mountpoint -q "$SMALL_FS"; then
 		umount "$SMALL_FS" || umount -l "$SMALL_FS"
 	fi
@@ -181,17 +249,25 @@ cleanup() {
 trap 'cleanup >/dev/null 2>&1' EXIT
 trap 'exit 130' INT TERM
 
+# Stop servers a killed test left running under directory $1.
+stop_leftover_servers() {
+	local pidfile
+	while IFS= read -r pidfile; do
+		as_pg pg_ctl -D "$(dirname "$pidfile")" -m immediate -w stop >/dev/null 2>&1 || true
+	done < <(find "$1" -name postmaster.pid 2>/dev/null)
+}
+
 # ---------------------------------------------------------------- setup
 if [ "$SKIP_SETUP" = 0 ]; then
 	start=$SECONDS
 	lsm_log "setup: packages, build, install"
 	if ! bash "$LSM_REPO/tests/setup.sh"; then
 		record fail "setup (tests/setup.sh: package install or build failed)"
-		TIMINGS+=("setup    $((SECONDS - start))s  FAILED")
+		timing $((SECONDS - start)) setup FAILED
 		summary
 		exit 1
 	fi
-	TIMINGS+=("setup    $((SECONDS - start))s")
+	timing $((SECONDS - start)) setup
 	lsm_use_pg_config "$PG_CONFIG" # installed now: the paths it reports
 else
 	# --skip-setup does not build: say so when the installed library is
@@ -207,12 +283,16 @@ fi
 
 SCRATCH=$(make_scratch_dir run) || lsm_die "cannot make a scratch directory"
 SRC=$SCRATCH/src
-mkdir -p "$SRC"
+mkdir -p "$SRC" "$SCRATCH/jobs" "$SCRATCH/portlock"
+chown "$PG_USER:" "$SCRATCH/portlock"
 copy_tests_to "$SRC"
 
-# ---------------------------------------------------------------- unit
-run_unit() {
-	local start=$SECONDS log=$SCRATCH/unit.log rc t0
+# ---------------------------------------------------------------- jobs
+# Each job_* function runs in a background subshell with its output in its
+# own log; record and timing go to its results file.
+
+job_unit() {
+	local log=$JOB_DIR/unit.log rc
 	# The floors of the C shim point down (includes, and calls when built).
 	lsm_log "unit: tests/check_layers.sh"
 	if bash "$LSM_REPO/tests/check_layers.sh"; then
@@ -231,76 +311,61 @@ run_unit() {
 	if [ ! -f "$LSM_REPO/tests/unit/Makefile" ]; then
 		echo "tests/unit/Makefile is missing: no unit tests to run" >&2
 		record fail "unit (tests/unit/Makefile missing)"
-	else
-		make -C "$LSM_REPO/tests/unit" check PG_CONFIG="$PG_CONFIG" >"$log" 2>&1
-		rc=$?
-		# The GoogleTest summary lines, or the whole tail when it did not get there
-		grep -E '^\[(==========|  PASSED  |  FAILED  )\]' "$log" || tail -n 40 "$log"
-		if [ $rc -eq 0 ]; then
-			record ok unit
-		else
-			echo "---- unit test output (tail) ----"
-			tail -n 80 "$log"
-			record fail "unit (make -C tests/unit check exited $rc)"
-		fi
-	fi
-	if [ "${LSM_UNIT_ONCE_DONE:-0}" = 1 ]; then
-		lsm_log "unit: ASan+UBSan and the fuzzers ran with the first PostgreSQL version"
-		TIMINGS+=("unit     $((SECONDS - start))s")
 		return
 	fi
-	# The same tests under ASan + UBSan (a second build, tests/unit/build/sanitize).
+	make -C "$LSM_REPO/tests/unit" check PG_CONFIG="$PG_CONFIG" >"$log" 2>&1
+	rc=$?
+	# The GoogleTest summary lines, or the whole tail when it did not get there
+	grep -E '^\[(==========|  PASSED  |  FAILED  )\]' "$log" || tail -n 40 "$log"
+	if [ $rc -eq 0 ]; then
+		record ok unit
+	else
+		echo "---- unit test output (tail) ----"
+		tail -n 80 "$log"
+		record fail "unit (make -C tests/unit check exited $rc)"
+	fi
+}
+
+# The same tests under ASan + UBSan (a second build, tests/unit/build/sanitize).
+job_asan() {
+	local log=$JOB_DIR/unit-asan.log
 	lsm_log "unit: make -C tests/unit check SANITIZE=1"
-	t0=$SECONDS
-	if make -C "$LSM_REPO/tests/unit" -j2 check SANITIZE=1 PG_CONFIG="$PG_CONFIG" >"$SCRATCH/unit-asan.log" 2>&1; then
-		grep -E '^\[(  PASSED  |  FAILED  )\]' "$SCRATCH/unit-asan.log"
+	if make -C "$LSM_REPO/tests/unit" check SANITIZE=1 PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
+		grep -E '^\[(  PASSED  |  FAILED  )\]' "$log"
 		record ok unit/asan
 	else
 		echo "---- unit tests under ASan+UBSan (tail) ----"
-		tail -n 80 "$SCRATCH/unit-asan.log"
+		tail -n 80 "$log"
 		record fail "unit/asan (make -C tests/unit check SANITIZE=1: a test failed or a sanitizer report)"
 	fi
-	TIMINGS+=("unit/asan $((SECONDS - t0))s")
-	# The decoders of disk bytes under libFuzzer, LSM_FUZZ_SECONDS (20) per target.
-	lsm_log "unit: tests/fuzz/run.sh (${LSM_FUZZ_SECONDS:-20}s per target)"
-	t0=$SECONDS
-	if bash "$LSM_REPO/tests/fuzz/run.sh" >"$SCRATCH/fuzz.log" 2>&1; then
-		sed -n '/^==> fuzz summary/,$p' "$SCRATCH/fuzz.log"
-		record ok unit/fuzz
-	else
-		grep -vE '^==> fuzz: [a-z]+ for' "$SCRATCH/fuzz.log" | tail -n 80
-		record fail "unit/fuzz (tests/fuzz/run.sh: a crash or a contract violation, reproducer above)"
-	fi
-	TIMINGS+=("unit/fuzz $((SECONDS - t0))s")
-	TIMINGS+=("unit     $((SECONDS - start))s")
 }
 
-# ---------------------------------------------------------------- regress
-run_regress() {
-	local start=$SECONDS dir=$SCRATCH/cluster-regress tests=() f name rc line
-	local out=$SRC/regress_out log=$SCRATCH/regress.log nfail=0 nseen=0
-	# lsm_setup first, always: the extension and the shared helpers
-	[ -e "$SRC/sql/lsm_setup.sql" ] && tests+=(lsm_setup)
-	for f in "$SRC"/sql/*.sql; do
-		[ -e "$f" ] || continue
-		name=$(basename "$f" .sql)
-		case $name in lsm_am--* | lsm_setup) continue ;; esac
-		wanted "$f" && tests+=("$name")
-	done
-	lsm_log "regress: ${#tests[@]} pg_regress tests"
-	if [ ${#tests[@]} -eq 0 ]; then
-		TIMINGS+=("regress  0s (no tests)")
-		return
+# The decoders of disk bytes under libFuzzer, LSM_FUZZ_SECONDS per target.
+job_fuzz() {
+	local log=$JOB_DIR/fuzz.log
+	lsm_log "unit: tests/fuzz/run.sh (${LSM_FUZZ_SECONDS}s per target)"
+	if bash "$LSM_REPO/tests/fuzz/run.sh" >"$log" 2>&1; then
+		sed -n '/^==> fuzz summary/,$p' "$log"
+		record ok unit/fuzz
+	else
+		grep -vE '^==> fuzz: [a-z]+ for' "$log" | tail -n 80
+		record fail "unit/fuzz (tests/fuzz/run.sh: a crash or a contract violation, reproducer above)"
 	fi
+}
+
+REGRESS_TESTS=()
+job_regress() {
+	local dir=$JOB_DIR/cluster rc line nfail=0 nseen=0
+	local out=$JOB_DIR/regress_out log=$JOB_DIR/regress.log
+	lsm_log "regress: ${#REGRESS_TESTS[@]} pg_regress tests"
 	mkdir -p "$dir" "$out" && chown "$PG_USER:" "$dir" "$out"
 	if ! cluster_start "$dir" "$(pick_port)"; then
 		record fail "regress (could not start a cluster)"
-		TIMINGS+=("regress  $((SECONDS - start))s")
 		return
 	fi
 	(cd "$SRC" && as_pg "$PG_REGRESS" --inputdir="$SRC" --outputdir="$out" \
 		--bindir="$PG_BINDIR" --host="$dir" --port="$CLUSTER_PORT" \
-		--dbname=contrib_regression "${tests[@]}") >"$log" 2>&1
+		--dbname=contrib_regression "${REGRESS_TESTS[@]}") >"$log" 2>&1
 	rc=$?
 	cat "$log"
 	# 15: "test NAME ... ok  12 ms" / "test NAME ... FAILED  12 ms"
@@ -328,8 +393,8 @@ run_regress() {
 	if [ $rc -ne 0 ] && [ $nfail -eq 0 ]; then
 		record fail "regress (pg_regress exited $rc)"
 	fi
-	if [ $nseen -lt ${#tests[@]} ] && [ $rc -eq 0 ]; then
-		record fail "regress (only $nseen of ${#tests[@]} tests reported)"
+	if [ $nseen -lt ${#REGRESS_TESTS[@]} ] && [ $rc -eq 0 ]; then
+		record fail "regress (only $nseen of ${#REGRESS_TESTS[@]} tests reported)"
 	fi
 	if [ -s "$out/regression.diffs" ]; then
 		echo "---- regression.diffs ----"
@@ -340,27 +405,18 @@ run_regress() {
 		tail -n 40 "$dir/server.log"
 	fi
 	cluster_stop "$dir"
-	TIMINGS+=("regress  $((SECONDS - start))s")
 }
 
-# ---------------------------------------------------------------- pgtap
-run_pgtap() {
-	local start=$SECONDS dir=$SCRATCH/cluster-pgtap files=() f db n=0 rc nfail=0
-	for f in "$SRC"/tests/pgtap/*.sql; do
-		[ -e "$f" ] && wanted "$f" && files+=("$f")
-	done
-	lsm_log "pgtap: ${#files[@]} files"
-	if [ ${#files[@]} -eq 0 ]; then
-		TIMINGS+=("pgtap    0s (no tests)")
-		return
-	fi
+PGTAP_FILES=()
+job_pgtap() {
+	local dir=$JOB_DIR/cluster f db n=0 rc nfail=0
+	lsm_log "pgtap: ${#PGTAP_FILES[@]} files"
 	mkdir -p "$dir" && chown "$PG_USER:" "$dir"
 	if ! cluster_start "$dir" "$(pick_port)"; then
 		record fail "pgtap (could not start a cluster)"
-		TIMINGS+=("pgtap    $((SECONDS - start))s")
 		return
 	fi
-	for f in "${files[@]}"; do
+	for f in "${PGTAP_FILES[@]}"; do
 		n=$((n + 1))
 		db=pgtap_$n
 		# Each file gets a fresh database; the file creates its extensions.
@@ -380,18 +436,6 @@ run_pgtap() {
 		tail -n 30 "$dir/server.log"
 	fi
 	cluster_stop "$dir"
-	TIMINGS+=("pgtap    $((SECONDS - start))s")
-}
-
-# ---------------------------------------------------------------- tap
-TAP_TIMEOUT=${LSM_TAP_TIMEOUT:-900}
-
-# Stop servers a killed TAP test left running under its own directory.
-stop_leftover_servers() {
-	local pidfile
-	while IFS= read -r pidfile; do
-		as_pg pg_ctl -D "$(dirname "$pidfile")" -m immediate -w stop >/dev/null 2>&1 || true
-	done < <(find "$1" -name postmaster.pid 2>/dev/null)
 }
 
 # A small file system for the disk-full test (025_resources): a 24 MB tmpfs
@@ -409,46 +453,169 @@ mount_small_fs() {
 	fi
 }
 
-run_tap() {
-	local start=$SECONDS files=() f name tdir rc t0 lf
-	for f in "$SRC"/tests/t/*.pl; do
-		[ -e "$f" ] && wanted "$f" && files+=("$f")
-	done
-	lsm_log "tap: ${#files[@]} files"
-	[ ${#files[@]} -gt 0 ] && mount_small_fs
-	for f in "${files[@]}"; do
-		name=$(basename "$f" .pl)
-		tdir=$SCRATCH/tap-$name
-		mkdir -p "$tdir" && chown "$PG_USER:" "$tdir"
-		t0=$SECONDS
-		(cd "$SRC/tests" && as_pg PERL5LIB="$PG_TAP_PERL" PG_REGRESS="$PG_REGRESS" \
-			TESTDIR="$tdir" TESTDATADIR="$tdir/tmp_check" TESTLOGDIR="$tdir/tmp_check/log" \
-			LSM_UPGRADE_FROM="$(dirname "$("$LSM_PG15_CONFIG" --bindir)")" \
-			${LSM_DIFF_SEED:+LSM_DIFF_SEED="$LSM_DIFF_SEED"} \
-			${SMALL_FS:+LSM_SMALL_FS="$SMALL_FS"} \
-			timeout -k 10 "$TAP_TIMEOUT" prove --timer "t/$name.pl")
-		rc=$?
-		stop_leftover_servers "$tdir"
-		if [ $rc -eq 0 ]; then
-			record ok "tap/$name"
-		else
-			[ $rc -eq 124 ] && echo "tap/$name: killed after ${TAP_TIMEOUT}s (LSM_TAP_TIMEOUT)"
-			record fail "tap/$name"
-			for lf in "$tdir"/tmp_check/log/*; do
-				[ -f "$lf" ] || continue
-				echo "---- tail of $(basename "$lf") ----"
-				tail -n 60 "$lf"
-			done
-		fi
-		TIMINGS+=("tap/$name $((SECONDS - t0))s")
-	done
-	TIMINGS+=("tap      $((SECONDS - start))s")
+# job_tap NAME: one TAP file, in its own directory and TMPDIR.
+job_tap() {
+	local name=$1 tdir=$JOB_DIR rc lf
+	mkdir -p "$tdir/tmp" && chown -R "$PG_USER:" "$tdir"
+	(cd "$SRC/tests" && as_pg PERL5LIB="$PG_TAP_PERL" PG_REGRESS="$PG_REGRESS" \
+		TESTDIR="$tdir" TESTDATADIR="$tdir/tmp_check" TESTLOGDIR="$tdir/tmp_check/log" \
+		TMPDIR="$tdir/tmp" PG_TEST_PORT_DIR="$SCRATCH/portlock" \
+		LSM_UPGRADE_FROM="$(dirname "$("$LSM_PG15_CONFIG" --bindir)")" \
+		LSM_FAULT_PANIC_PASSES="$LSM_FAULT_PANIC_PASSES" LSM_SOAK_SECONDS="$LSM_SOAK_SECONDS" \
+		LSM_PRESSURE_SECONDS="$LSM_PRESSURE_SECONDS" \
+		${LSM_FAULT_ERROR_PASSES:+LSM_FAULT_ERROR_PASSES="$LSM_FAULT_ERROR_PASSES"} \
+		${LSM_DIFF_SEED:+LSM_DIFF_SEED="$LSM_DIFF_SEED"} \
+		${LSM_SCAN_SEED:+LSM_SCAN_SEED="$LSM_SCAN_SEED"} \
+		${SMALL_FS:+LSM_SMALL_FS="$SMALL_FS"} \
+		timeout -k 10 "$LSM_TAP_TIMEOUT" prove --timer "t/$name.pl") </dev/null
+	rc=$?
+	stop_leftover_servers "$tdir"
+	if [ $rc -eq 0 ]; then
+		record ok "tap/$name"
+	else
+		[ $rc -eq 124 ] && echo "tap/$name: killed after ${LSM_TAP_TIMEOUT}s (LSM_TAP_TIMEOUT)"
+		record fail "tap/$name"
+		for lf in "$tdir"/tmp_check/log/*; do
+			[ -f "$lf" ] || continue
+			echo "---- tail of $(basename "$lf") ----"
+			tail -n 60 "$lf"
+		done
+	fi
 }
 
-want_stage unit && run_unit
-want_stage regress && run_regress
-want_stage pgtap && run_pgtap
-want_stage tap && run_tap
+# ---------------------------------------------------------------- the pool
+# JOB_IDS: "ID<TAB>FUNCTION ARGS"; ID names the job in the table
+# (unit, unit/asan, regress, tap/004_differential, ...).
+JOB_LIST=()
+add_job() { JOB_LIST+=("$1"$'\t'"$2"); }
+
+if want_stage unit; then
+	add_job unit job_unit
+	if [ "${LSM_UNIT_ONCE_DONE:-0}" != 1 ]; then
+		add_job unit/asan job_asan
+		add_job unit/fuzz job_fuzz
+	fi
+fi
+if want_stage regress; then
+	# lsm_setup first, always: the extension and the shared helpers
+	[ -e "$SRC/sql/lsm_setup.sql" ] && REGRESS_TESTS+=(lsm_setup)
+	for f in "$SRC"/sql/*.sql; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .sql)
+		case $name in lsm_am--* | lsm_setup) continue ;; esac
+		wanted "$f" && REGRESS_TESTS+=("$name")
+	done
+	[ ${#REGRESS_TESTS[@]} -gt 0 ] && add_job regress job_regress
+fi
+if want_stage pgtap; then
+	for f in "$SRC"/tests/pgtap/*.sql; do
+		[ -e "$f" ] && wanted "$f" && PGTAP_FILES+=("$f")
+	done
+	[ ${#PGTAP_FILES[@]} -gt 0 ] && add_job pgtap job_pgtap
+fi
+NTAP=0
+if want_stage tap; then
+	for f in "$SRC"/tests/t/*.pl; do
+		[ -e "$f" ] && wanted "$f" || continue
+		name=$(basename "$f" .pl)
+		add_job "tap/$name" "job_tap $name"
+		NTAP=$((NTAP + 1))
+	done
+	[ $NTAP -gt 0 ] && mount_small_fs
+fi
+
+# The slowest first, by the times of the last run on this machine (a job
+# with no time yet goes first: it may be slow).
+TIMES_FILE=${LSM_TEST_TIMES:-$LSM_PG18_CACHE/test-times-$PG_MAJOR$([ "$LONG" = 1 ] && echo -long)}
+declare -A LAST_TIME=()
+if [ -r "$TIMES_FILE" ]; then
+	while IFS=$'\t' read -r id secs; do
+		[ -n "$id" ] && LAST_TIME[$id]=$secs
+	done <"$TIMES_FILE"
+fi
+ORDERED=()
+while IFS= read -r line; do ORDERED+=("${line#*$'\t'}"); done < <(
+	for j in "${JOB_LIST[@]}"; do
+		id=${j%%$'\t'*}
+		printf '%s\t%s\n' "${LAST_TIME[$id]:-100000}" "$j"
+	done | sort -t $'\t' -k1,1nr -s)
+
+NJOBS=${#ORDERED[@]}
+NDONE=0
+set -m # each job its own process group, so an interrupt can stop it whole
+
+start_job() {
+	local id=${1%%$'\t'*} cmd=${1#*$'\t'} dir pid
+	dir=$SCRATCH/jobs/${id//\//-}
+	mkdir -p "$dir" && chown "$PG_USER:" "$dir"
+	: >"$dir/results"
+	(
+		set +m
+		JOB_DIR=$dir JOB_RESULTS=$dir/results
+		$cmd
+	) >"$dir/log" 2>&1 </dev/null &
+	pid=$!
+	JOB_OF_PID[$pid]=$1
+	START_OF_PID[$pid]=$SECONDS
+}
+
+# Wait for a job to end; print its output and take its results.
+reap_job() {
+	local pid rc j id dir secs kind rest name note n_ok=0 n_fail=0
+	wait -n -p pid
+	rc=$?
+	if [ $rc -eq 127 ] && [ -z "${pid:-}" ]; then
+		# no child left, yet jobs are listed: they were reaped elsewhere
+		for pid in "${!JOB_OF_PID[@]}"; do
+			record fail "${JOB_OF_PID[$pid]%%$'\t'*} (lost track of the job)"
+			unset "JOB_OF_PID[$pid]"
+		done
+		return 0
+	fi
+	[ -n "${pid:-}" ] && [ -n "${JOB_OF_PID[$pid]:-}" ] || return 0
+	j=${JOB_OF_PID[$pid]}
+	id=${j%%$'\t'*}
+	dir=$SCRATCH/jobs/${id//\//-}
+	secs=$((SECONDS - START_OF_PID[$pid]))
+	unset "JOB_OF_PID[$pid]" "START_OF_PID[$pid]"
+	NDONE=$((NDONE + 1))
+	while IFS=$'\t' read -r kind rest; do
+		case $kind in
+		ok) record ok "$rest"; n_ok=$((n_ok + 1)) ;;
+		fail) record fail "$rest"; n_fail=$((n_fail + 1)) ;;
+		time) TIMINGS+=("$rest") ;;
+		esac
+	done <"$dir/results"
+	if [ $n_ok -eq 0 ] && [ $n_fail -eq 0 ]; then
+		record fail "$id (the job ended with status $rc and reported nothing)"
+		n_fail=1
+	fi
+	note=
+	[ $n_fail -gt 0 ] && note=FAILED
+	TIMINGS+=("$secs"$'\t'"$id"$'\t'"$note")
+	[ $n_fail -eq 0 ] && printf '%s\t%s\n' "$id" "$secs" >>"$SCRATCH/times.new"
+	echo "==> [$NDONE/$NJOBS] $id: $([ $n_fail -eq 0 ] && echo ok || echo FAILED), ${secs}s"
+	sed 's/^/    /' "$dir/log"
+}
+
+STAGE_START=$SECONDS
+lsm_log "$NJOBS jobs, $JOBS at once: ${ORDERED[*]%%$'\t'*}"
+for j in "${ORDERED[@]}"; do
+	while [ ${#JOB_OF_PID[@]} -ge "$JOBS" ]; do reap_job; done
+	lsm_log "start ${j%%$'\t'*}"
+	start_job "$j"
+done
+while [ ${#JOB_OF_PID[@]} -gt 0 ]; do reap_job; done
+set +m
+[ $NJOBS -gt 0 ] && timing $((SECONDS - STAGE_START)) "(all jobs, wall)"
+
+# Keep this run's times for the next run's order (jobs that passed).
+if [ -s "$SCRATCH/times.new" ] && mkdir -p "$(dirname "$TIMES_FILE")" 2>/dev/null; then
+	{
+		cat "$SCRATCH/times.new"
+		[ -r "$TIMES_FILE" ] && cat "$TIMES_FILE"
+	} | awk -F '\t' '!seen[$1]++' >"$TIMES_FILE.tmp" && mv "$TIMES_FILE.tmp" "$TIMES_FILE"
+fi
 
 if [ ${#FILTERS[@]} -gt 0 ] && [ "$MATCHED" -eq 0 ] &&
 	{ want_stage regress || want_stage pgtap || want_stage tap; }; then
