@@ -168,7 +168,7 @@ cmp_ok($in_memtable, '>=', 4, "the lookups met entries in the active memtable ($
 	for my $idx ('tl_ab', 'ul_u')
 	{
 		cmp_ok(memtable_entries($idx), '>', 0,
-			"before the crash: $idx's active memtable holds entries");
+			"before the crash: ${idx}'s active memtable holds entries");
 	}
 }
 $node->stop('immediate');
