@@ -10,9 +10,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmCluster;
 
 my $node = PostgreSQL::Test::Cluster->new('preload');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->start;
 
 # psql that must fail: the error must carry the preload hint

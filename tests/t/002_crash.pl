@@ -20,9 +20,10 @@ use Time::HiRes qw(usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 autovacuum = off

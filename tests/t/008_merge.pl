@@ -27,6 +27,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmCluster;
 use Time::HiRes qw(usleep time);
 
 my $LOAD_SECONDS = 60;
@@ -34,7 +37,7 @@ my $STALL_SECONDS = 20;
 my @POLICIES = ('leveled', 'tiered', 'lazy');
 
 my $node = PostgreSQL::Test::Cluster->new('merge');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 max_worker_processes = 16

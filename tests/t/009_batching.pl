@@ -22,9 +22,10 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 
 my $node = PostgreSQL::Test::Cluster->new('batching');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 max_prepared_transactions = 4

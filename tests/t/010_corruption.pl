@@ -17,6 +17,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmCluster;
 
 my $BLCKSZ = 8192;
 my $CONTENT = 24;                # MAXALIGN(SizeOfPageHeaderData)
@@ -24,7 +27,7 @@ my $SPECIAL = $BLCKSZ - 16;      # LsmPageOpaqueData (16 bytes, MAXALIGNed)
 my %KIND = (meta => 1, log => 2, header => 3, data => 4, fence => 5, bloom => 6);
 
 my $node = PostgreSQL::Test::Cluster->new('corruption');
-$node->init(no_data_checksums => 1);
+$node->init(no_data_checksums => 1, extra => [ initdb_args() ]);
 $node->append_conf(
 	'postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'

@@ -15,9 +15,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmCluster;
 
 my $node = PostgreSQL::Test::Cluster->new('streaming');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf(
 	'postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'

@@ -18,6 +18,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmCluster;
 
 my $old_install = $ENV{LSM_UPGRADE_FROM} // '';
 my $new_version = PostgreSQL::Test::Cluster->new('probe')->pg_version;
@@ -36,16 +39,19 @@ lsm_am.max_workers = 0
 };
 
 my $old = PostgreSQL::Test::Cluster->new('old', install_path => $old_install);
-$old->init;
+$old->init(extra => [ initdb_args() ]);
 $old->append_conf('postgresql.conf', $conf);
 $old->start;
 ok($old->pg_version < 16, "old cluster runs " . $old->pg_version);
 
 sub osql { return $old->safe_psql('postgres', $_[0]); }
 
-osql(q{
+# s under ICU; under "C" on a server built without ICU
+my $s_coll = have_icu($old) ? 'und-x-icu' : 'C';
+note("no ICU collations on the old server: t.s is COLLATE \"C\"") if $s_coll eq 'C';
+osql(qq{
 CREATE EXTENSION lsm_am;
-CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY, k bigint, s text COLLATE "und-x-icu");
+CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY, k bigint, s text COLLATE "$s_coll");
 INSERT INTO t (k, s) SELECT (hashint4(g)::bigint * 7919) % 1000003, md5(g::text)
     FROM generate_series(1, 20000) g;
 CREATE INDEX t_k ON t USING lsm (k);
@@ -108,7 +114,7 @@ $old->stop;
 # ---------------------------------------------------------------- upgrade
 my $new = PostgreSQL::Test::Cluster->new('new');
 # 18's initdb turns data checksums on by default; the 15 cluster has none.
-$new->init(extra => ['--no-data-checksums']);
+$new->init(extra => [ '--no-data-checksums', initdb_args() ]);
 $new->append_conf('postgresql.conf', $conf);
 
 my $sockdir = PostgreSQL::Test::Utils::tempdir_short();

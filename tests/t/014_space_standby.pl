@@ -20,9 +20,12 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmCluster;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1);
+$primary->init(allows_streaming => 1, extra => [ initdb_args() ]);
 $primary->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 wal_consistency_checking = 'generic'

@@ -19,13 +19,14 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 
 my $seed = $ENV{LSM_SCAN_SEED} // 16016;
 diag("LSM_SCAN_SEED=$seed");
 srand($seed);
 
 my $node = PostgreSQL::Test::Cluster->new('scankeys');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 lsm_am.max_workers = 0

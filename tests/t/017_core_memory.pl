@@ -16,6 +16,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use LsmCluster;
 
 my $ROUNDS = 8;
 my $WARMUP = 3;
@@ -28,7 +31,7 @@ my $SLACK_KB = 8 * 1024;
 $ENV{MALLOC_MMAP_THRESHOLD_} = 131072;
 
 my $node = PostgreSQL::Test::Cluster->new('core_memory');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 lsm_am.max_workers = 0

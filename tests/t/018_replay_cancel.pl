@@ -31,12 +31,13 @@ use POSIX qw(ceil);
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 
 my $ROWS = 200000;
 my $DELAY_MS = 10;				# per replayed log page
 
 my $node = PostgreSQL::Test::Cluster->new('replay_cancel');
-$node->init(allows_streaming => 1);
+$node->init(allows_streaming => 1, extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 lsm_am.max_workers = 0

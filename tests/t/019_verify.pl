@@ -26,13 +26,14 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 
 my $BLCKSZ = 8192;
 my $CONTENT = 24;                # MAXALIGN(SizeOfPageHeaderData)
 my $SPECIAL = $BLCKSZ - 16;      # LsmPageOpaqueData
 
 my $node = PostgreSQL::Test::Cluster->new('verify');
-$node->init(no_data_checksums => 1);
+$node->init(no_data_checksums => 1, extra => [ initdb_args() ]);
 $node->append_conf(
 	'postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'

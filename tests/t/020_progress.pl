@@ -28,9 +28,10 @@ use Time::HiRes qw(usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 
 my $node = PostgreSQL::Test::Cluster->new('progress');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 lsm_am.max_workers = 1

@@ -28,6 +28,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -42,7 +43,7 @@ my @POINTS = qw(log_append_before_wal log_append_after_wal memtable_switch
   recycle truncate vacuum_rewrite);
 
 my $node = PostgreSQL::Test::Cluster->new('primary');
-$node->init(allows_streaming => 1);
+$node->init(allows_streaming => 1, extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 lsm_am.max_workers = 0

@@ -17,6 +17,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -25,7 +26,7 @@ my $NTAB = 20;
 my $SECONDS = $ENV{LSM_PRESSURE_SECONDS} // 20;
 
 my $node = PostgreSQL::Test::Cluster->new('pressure');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 lsm_am.memory = 2

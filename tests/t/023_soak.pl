@@ -25,6 +25,7 @@ use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -36,7 +37,7 @@ my $WRITERS = 4;
 my $READERS = 2;
 
 my $node = PostgreSQL::Test::Cluster->new('soak');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 restart_after_crash = on

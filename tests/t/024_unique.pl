@@ -24,9 +24,10 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
+use LsmCluster;
 
 my $node = PostgreSQL::Test::Cluster->new('unique');
-$node->init(allows_streaming => 1);
+$node->init(allows_streaming => 1, extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 lsm_am.l0_compaction_trigger = 2

@@ -19,12 +19,13 @@ use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
+use LsmCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
 my $node = PostgreSQL::Test::Cluster->new('first');
-$node->init;
+$node->init(extra => [ initdb_args() ]);
 $node->append_conf('postgresql.conf', qq{
 shared_preload_libraries = 'lsm_am'
 autovacuum = off
