@@ -13,8 +13,16 @@ OBJS = $(SHIM_SRCS:.c=.o) $(CORE_SRCS:.cc=.o)
 # runs them against the running server of PG_CONFIG (lsm_am preloaded), then
 # the TAP tests (tests/t/*.pl, each with its own clusters; as a non-root
 # user, as initdb requires).  tests/run_all.sh runs the same files.
+# The database is created UTF8 with locale C (pg_regress --encoding=UTF8
+# --no-locale), whatever the server's defaults (a plain initdb without LANG
+# gives SQL_ASCII, where ICU collations and C.UTF-8 do not exist); the TAP
+# clusters set theirs in tests/t/LsmCluster.pm.  lsm_collation_libc needs the
+# OS locale en_US.UTF-8 and lsm_collation_icu ICU; without them those checks
+# are skipped (expected/NAME_1.out).
 REGRESS = lsm_setup $(sort $(filter-out lsm_setup,$(patsubst sql/%.sql,%,$(filter-out sql/lsm_am--%,$(wildcard sql/*.sql)))))
 REGRESS_OPTS = --inputdir=$(srcdir) --outputdir=regress_out
+ENCODING = UTF8
+NO_LOCALE = 1
 TAP_TESTS = 1
 PROVE_TESTS = tests/t/*.pl
 
