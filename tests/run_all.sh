@@ -227,6 +227,7 @@ summary() {
 
 SCRATCH=
 SMALL_FS=
+CG_ROOT=
 declare -A JOB_OF_PID=() START_OF_PID=()
 cleanup() {
 	local d pid
@@ -236,6 +237,7 @@ cleanup() {
 		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
 	done
 	[ -d "$SCRATCH" ] && stop_leftover_servers "$SCRATCH"
+	remove_cgroups
 	if [ -n "$SMALL_FS" ] && mountpoint -q "$SMALL_FS"; then
 		umount "$SMALL_FS" || umount -l "$SMALL_FS"
 	fi
@@ -524,8 +526,23 @@ if want_stage tap; then
 	[ $NTAP -gt 0 ] && mount_small_fs
 fi
 
-# The slowest first, by the times of the last run on this machine (a job
-# with no time yet goes first: it may be slow).
+# The slowest first, by the times of the last run on this machine; a job
+# with no time there takes its estimate below (3 jobs at once on 2 cores,
+# PostgreSQL 15), one not listed goes first: it may be slow.
+declare -A DEFAULT_TIME=(
+	[tap/021_faults]=300 [tap/008_merge]=260 [unit/asan]=250 [unit]=170
+	[unit/fuzz]=160 [tap/007_recovery]=130 [tap/003_standby]=110
+	[tap/024_unique]=100 [tap/002_crash]=95 [tap/022_memory_pressure]=95
+	[tap/013_space]=85 [tap/006_concurrency]=75 [tap/023_soak]=70
+	[tap/004_differential]=65 [tap/011_streaming_scans]=50
+	[tap/020_progress]=40 [tap/026_memtable_filter]=40
+	[tap/018_replay_cancel]=40 [tap/015_space_pieces]=35
+	[tap/017_core_memory]=30 [tap/005_lifecycle]=25 [tap/014_space_standby]=25
+	[tap/009_batching]=20 [pgtap]=15 [tap/025_resources]=15
+	[tap/010_corruption]=13 [tap/001_preload]=12 [tap/019_verify]=12
+	[tap/016_scan_keys]=11 [tap/027_first_lookup]=11 [regress]=10
+	[tap/028_session]=7 [tap/012_upgrade]=60
+)
 TIMES_FILE=${LSM_TEST_TIMES:-$LSM_PG18_CACHE/test-times-$PG_MAJOR$([ "$LONG" = 1 ] && echo -long)}
 declare -A LAST_TIME=()
 if [ -r "$TIMES_FILE" ]; then
@@ -537,20 +554,62 @@ ORDERED=()
 while IFS= read -r line; do ORDERED+=("${line#*$'\t'}"); done < <(
 	for j in "${JOB_LIST[@]}"; do
 		id=${j%%$'\t'*}
-		printf '%s\t%s\n' "${LAST_TIME[$id]:-100000}" "$j"
+		printf '%s\t%s\n' "${LAST_TIME[$id]:-${DEFAULT_TIME[$id]:-100000}}" "$j"
 	done | sort -t $'\t' -k1,1nr -s)
 
 NJOBS=${#ORDERED[@]}
 NDONE=0
 set -m # each job its own process group, so an interrupt can stop it whole
 
+# CPU seconds of each job, its servers included (they leave the job's
+# process tree): each job runs in a cgroup of its own when one can be made,
+# cgroup v1's cpuacct or a v2 hierarchy; else the table has no CPU column.
+CG_ROOT= CG_KIND=
+if [ -w /sys/fs/cgroup/cpuacct/cgroup.procs ]; then
+	CG_ROOT=/sys/fs/cgroup/cpuacct CG_KIND=v1
+else
+	v2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	[ -n "$v2" ] && [ -w "$v2/cgroup.procs" ] && CG_ROOT=$v2 CG_KIND=v2
+fi
+if [ -n "$CG_ROOT" ]; then
+	CG_ROOT=$CG_ROOT/lsm_am_tests.$$
+	mkdir -p "$CG_ROOT" 2>/dev/null || CG_ROOT=
+fi
+job_cgroup() { echo "$CG_ROOT/${1//\//-}"; }
+# job_cpu ID: the job's CPU seconds so far ('' without a cgroup)
+job_cpu() {
+	local cg ns
+	[ -n "$CG_ROOT" ] || return 0
+	cg=$(job_cgroup "$1")
+	if [ "$CG_KIND" = v1 ]; then
+		ns=$(cat "$cg/cpuacct.usage" 2>/dev/null) || return 0
+		echo $((ns / 1000000000))
+	else
+		ns=$(awk '$1 == "usage_usec" { print $2 }' "$cg/cpu.stat" 2>/dev/null)
+		[ -n "$ns" ] && echo $((ns / 1000000))
+	fi
+}
+remove_cgroups() {
+	local cg
+	[ -n "$CG_ROOT" ] && [ -d "$CG_ROOT" ] || return 0
+	for cg in "$CG_ROOT"/*/; do
+		[ -d "$cg" ] || continue
+		# a process left behind goes back to the root group first
+		while read -r p; do echo "$p" >"$CG_ROOT/../cgroup.procs" 2>/dev/null; done <"$cg/cgroup.procs"
+		rmdir "$cg" 2>/dev/null
+	done
+	rmdir "$CG_ROOT" 2>/dev/null
+}
+
 start_job() {
 	local id=${1%%$'\t'*} cmd=${1#*$'\t'} dir pid
 	dir=$SCRATCH/jobs/${id//\//-}
 	mkdir -p "$dir" && chown "$PG_USER:" "$dir"
 	: >"$dir/results"
+	[ -n "$CG_ROOT" ] && mkdir -p "$(job_cgroup "$id")" 2>/dev/null
 	(
 		set +m
+		[ -n "$CG_ROOT" ] && echo "$BASHPID" >"$(job_cgroup "$id")/cgroup.procs" 2>/dev/null
 		JOB_DIR=$dir JOB_RESULTS=$dir/results
 		$cmd
 	) >"$dir/log" 2>&1 </dev/null &
@@ -561,7 +620,7 @@ start_job() {
 
 # Wait for a job to end; print its output and take its results.
 reap_job() {
-	local pid rc j id dir secs kind rest name note n_ok=0 n_fail=0
+	local pid rc j id dir secs kind rest name note cpu n_ok=0 n_fail=0
 	wait -n -p pid
 	rc=$?
 	if [ $rc -eq 127 ] && [ -z "${pid:-}" ]; then
@@ -591,7 +650,9 @@ reap_job() {
 		n_fail=1
 	fi
 	note=
-	[ $n_fail -gt 0 ] && note=FAILED
+	cpu=$(job_cpu "$id")
+	[ -n "$cpu" ] && note="cpu ${cpu}s" && CPU_TOTAL=$((CPU_TOTAL + cpu))
+	[ $n_fail -gt 0 ] && note="$note${note:+  }FAILED"
 	TIMINGS+=("$secs"$'\t'"$id"$'\t'"$note")
 	[ $n_fail -eq 0 ] && printf '%s\t%s\n' "$id" "$secs" >>"$SCRATCH/times.new"
 	echo "==> [$NDONE/$NJOBS] $id: $([ $n_fail -eq 0 ] && echo ok || echo FAILED), ${secs}s"
@@ -599,6 +660,7 @@ reap_job() {
 }
 
 STAGE_START=$SECONDS
+CPU_TOTAL=0
 lsm_log "$NJOBS jobs, $JOBS at once: ${ORDERED[*]%%$'\t'*}"
 for j in "${ORDERED[@]}"; do
 	while [ ${#JOB_OF_PID[@]} -ge "$JOBS" ]; do reap_job; done
@@ -607,7 +669,9 @@ for j in "${ORDERED[@]}"; do
 done
 while [ ${#JOB_OF_PID[@]} -gt 0 ]; do reap_job; done
 set +m
-[ $NJOBS -gt 0 ] && timing $((SECONDS - STAGE_START)) "(all jobs, wall)"
+[ $NJOBS -gt 0 ] && timing $((SECONDS - STAGE_START)) "(all jobs, wall)" \
+	"$([ -n "$CG_ROOT" ] && echo "cpu ${CPU_TOTAL}s of $(($(nproc) * (SECONDS - STAGE_START)))s")"
+remove_cgroups
 
 # Keep this run's times for the next run's order (jobs that passed).
 if [ -s "$SCRATCH/times.new" ] && mkdir -p "$(dirname "$TIMES_FILE")" 2>/dev/null; then

@@ -16,6 +16,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1, extra => [ initdb_args() ]);
@@ -32,6 +33,9 @@ $primary->backup('backup');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'backup', has_streaming => 1);
 $standby->start;
+# one connection to each node for the many small queries (tests/t/LsmSession.pm)
+my $psess = LsmSession->new($primary);
+my $ssess = LsmSession->new($standby);
 
 $primary->safe_psql(
 	'postgres', q{
@@ -57,7 +61,7 @@ sub insert_rows
 	my $last = $next_id + $n - 1;
 	$next_id += $n;
 	# keys: a hash of the id (random order), some duplicates, some NULLs
-	$primary->safe_psql('postgres', qq{
+	$psess->safe_psql('postgres', qq{
 INSERT INTO t
 SELECT g,
        CASE WHEN g % 97 = 0 THEN NULL ELSE (hashint4(g) % 50000)::int8 END,
@@ -109,16 +113,16 @@ sub check_step
 		{
 			my ($desc, $sql) = @$qq;
 			my $ordered = $desc =~ /LIMIT/;
-			my $seq = $primary->safe_psql('postgres', "$force_seq $sql");
+			my $seq = $psess->safe_psql('postgres', "$force_seq $sql");
 			for my $m (@modes)
 			{
 				my ($mname, $force, $node_re) = @$m;
 				next if $ordered && $mname eq 'bitmap';
-				my $plan = $primary->safe_psql('postgres', "$force EXPLAIN (COSTS OFF) $sql");
+				my $plan = $psess->safe_psql('postgres', "$force EXPLAIN (COSTS OFF) $sql");
 				like($plan, qr/\Q$node_re\E.* $idx\b/,
 					"step $step ($what): $desc [$mname] uses $idx");
-				my $p = $primary->safe_psql('postgres', "$force $sql");
-				my $s = $standby->safe_psql('postgres', "$force $sql");
+				my $p = $psess->safe_psql('postgres', "$force $sql");
+				my $s = $ssess->safe_psql('postgres', "$force $sql");
 				is($p, $seq, "step $step ($what): $desc [$mname] on the primary matches a seqscan");
 				is($s, $p, "step $step ($what): $desc [$mname] on the standby matches the primary");
 			}
@@ -128,19 +132,19 @@ sub check_step
 		# interlock does not hold there: lsmcanreturn says no), where the
 		# same query runs as a plain index scan and must agree.
 		my $sql = "SELECT count(*) FROM t WHERE $col >= $lits{$col}[1]";
-		my $want = $primary->safe_psql('postgres', "$force_seq $sql");
-		like($primary->safe_psql('postgres', "$force_ionly EXPLAIN (COSTS OFF) $sql"),
+		my $want = $psess->safe_psql('postgres', "$force_seq $sql");
+		like($psess->safe_psql('postgres', "$force_ionly EXPLAIN (COSTS OFF) $sql"),
 			qr/Index Only Scan using $idx\b/, "step $step ($what): index-only scan on $col on the primary");
-		is($primary->safe_psql('postgres', "$force_ionly $sql"), $want,
+		is($psess->safe_psql('postgres', "$force_ionly $sql"), $want,
 			"step $step ($what): index-only count on $col on the primary");
-		my $splan = $standby->safe_psql('postgres', "$force_ionly EXPLAIN (COSTS OFF) $sql");
+		my $splan = $ssess->safe_psql('postgres', "$force_ionly EXPLAIN (COSTS OFF) $sql");
 		like($splan, qr/Index Scan using $idx\b/, "step $step ($what): the standby scans $idx");
 		unlike($splan, qr/Index Only Scan/, "step $step ($what): no index-only scan on the standby");
-		is($standby->safe_psql('postgres', "$force_ionly $sql"), $want,
+		is($ssess->safe_psql('postgres', "$force_ionly $sql"), $want,
 			"step $step ($what): count on $col on the standby");
 	}
 	# the standby answers index_stats too
-	my $st = $standby->safe_psql('postgres',
+	my $st = $ssess->safe_psql('postgres',
 		"SELECT count(*) FROM lsm_am.index_stats('t_k')");
 	is($st, '1', "step $step ($what): index_stats works on the standby");
 	# every page of each index is accounted for, on both nodes
@@ -162,23 +166,23 @@ sub check_step
 # ---- 1. inserts into the memtable and log pages (several automatic flushes)
 insert_rows(6000);
 check_step('inserts', [ 't_k', 'k' ]);
-is($primary->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k')"), 't',
+is($psess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k')"), 't',
 	'background flushes and compactions finish');
-cmp_ok($primary->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')"),
+cmp_ok($psess->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')"),
 	'>', 0, 'automatic flushes wrote sorted runs');
-cmp_ok($primary->safe_psql('postgres', "SELECT flushes FROM lsm_am.maintenance_stats('t_k')"),
+cmp_ok($psess->safe_psql('postgres', "SELECT flushes FROM lsm_am.maintenance_stats('t_k')"),
 	'>', 1, 'several automatic flushes');
 check_step('inserts, flushes and compactions done', [ 't_k', 'k' ]);
 
 # ---- 2. explicit flush
 insert_rows(500);
-$primary->safe_psql('postgres', "SELECT lsm_am.flush('t_k')");
-is($primary->safe_psql('postgres', "SELECT memtable_entries FROM lsm_am.index_stats('t_k')"),
+$psess->safe_psql('postgres', "SELECT lsm_am.flush('t_k')");
+is($psess->safe_psql('postgres', "SELECT memtable_entries FROM lsm_am.index_stats('t_k')"),
 	'0', 'lsm_am.flush empties the memtable');
 check_step('flush', [ 't_k', 'k' ]);
 
 # ---- 3. deletes + VACUUM
-$primary->safe_psql('postgres', 'DELETE FROM t WHERE id % 7 = 3; VACUUM t');
+$psess->safe_psql('postgres', 'DELETE FROM t WHERE id % 7 = 3; VACUUM t');
 check_step('delete + vacuum', [ 't_k', 'k' ]);
 
 # ---- 4. more inserts (reuse of freed heap slots)
@@ -186,19 +190,19 @@ insert_rows(3000);
 check_step('more inserts', [ 't_k', 'k' ]);
 
 # ---- 5. CREATE INDEX on existing data (a text key)
-$primary->safe_psql('postgres', 'CREATE INDEX t_v ON t USING lsm (v)');
+$psess->safe_psql('postgres', 'CREATE INDEX t_v ON t USING lsm (v)');
 insert_rows(800);
 check_step('create index on existing data', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
 # ---- 6. REINDEX
-$primary->safe_psql('postgres', 'REINDEX INDEX t_k; REINDEX INDEX t_v');
+$psess->safe_psql('postgres', 'REINDEX INDEX t_k; REINDEX INDEX t_v');
 insert_rows(300);
 check_step('reindex', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
 # ---- 7. TRUNCATE, then new rows
-$primary->safe_psql('postgres', 'TRUNCATE t');
+$psess->safe_psql('postgres', 'TRUNCATE t');
 $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
-is($standby->safe_psql('postgres', "$force_index SELECT count(*) FROM t WHERE k IS NOT NULL"),
+is($ssess->safe_psql('postgres', "$force_index SELECT count(*) FROM t WHERE k IS NOT NULL"),
 	'0', 'after TRUNCATE the standby finds nothing through the index');
 insert_rows(2500);
 check_step('truncate + inserts', [ 't_k', 'k' ], [ 't_v', 'v' ]);
@@ -219,21 +223,21 @@ check_step('standby restart', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 # never a "corrupted" error.
 # From here on every second level-0 run starts a compaction (the background
 # workers read the setting from the server configuration).
-$primary->safe_psql('postgres', 'ALTER SYSTEM SET lsm_am.l0_compaction_trigger = 2');
+$psess->safe_psql('postgres', 'ALTER SYSTEM SET lsm_am.l0_compaction_trigger = 2');
 $primary->reload;
 
 sub standby_cursor_case
 {
 	my ($tbl, $feedback) = @_;
 	my $what = "standby cursor on $tbl ($feedback)";
-	$primary->safe_psql('postgres', qq{
+	$psess->safe_psql('postgres', qq{
 CREATE TABLE $tbl (k int8);
 CREATE INDEX ${tbl}_k ON $tbl USING lsm (k) WITH (memtable_size = 64);
 INSERT INTO $tbl SELECT hashint4(g) FROM generate_series(1, 20000) g;
 SELECT lsm_am.flush('${tbl}_k');
 });
 	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
-	my $expected = $standby->safe_psql('postgres', "$force_seq SELECT k FROM $tbl ORDER BY k");
+	my $expected = $ssess->safe_psql('postgres', "$force_seq SELECT k FROM $tbl ORDER BY k");
 	my $cur = $standby->background_psql('postgres', on_error_stop => 0);
 	$cur->query_safe('SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off;');
 	like($cur->query_safe("EXPLAIN (COSTS OFF) SELECT k FROM $tbl ORDER BY k"),
@@ -256,16 +260,16 @@ SELECT lsm_am.flush('${tbl}_k');
 	# unless the standby's snapshot holds them)
 	for my $i (1 .. 6)
 	{
-		$primary->safe_psql('postgres', qq{
+		$psess->safe_psql('postgres', qq{
 INSERT INTO $tbl SELECT hashint4(g) FROM generate_series($i * 100000, $i * 100000 + 4999) g;
 SELECT lsm_am.flush('${tbl}_k');
 SELECT lsm_am.wait_for_merges('${tbl}_k');
 });
 	}
-	is($primary->safe_psql('postgres',
+	is($psess->safe_psql('postgres',
 			"SELECT compactions > 0, coalesce(runs_per_level[1], 0) < 2 FROM lsm_am.maintenance_stats('${tbl}_k')"),
 		't|t', "$what: the primary compacted the flushes under the cursor");
-	is($primary->safe_psql('postgres', "SELECT leaked_pages FROM lsm_am.check_index('${tbl}_k')"), '0',
+	is($psess->safe_psql('postgres', "SELECT leaked_pages FROM lsm_am.check_index('${tbl}_k')"), '0',
 		"$what: check_index on the primary finds no leaked page");
 	# (no heap VACUUM here: removing heap tuples would cancel the standby query
 	# through an ordinary recovery conflict, which is not what is tested)
@@ -308,7 +312,7 @@ $standby->reload;
 # ---- 10. standby readers while the primary inserts, flushes, merges, vacuums
 # A fixed set of rows (keys 1..20000, never changed) must be found exactly by
 # every standby query while redo changes the index under it.
-$primary->safe_psql('postgres', q{
+$psess->safe_psql('postgres', q{
 CREATE TABLE fixed (k int8 NOT NULL);
 CREATE INDEX fixed_k ON fixed USING lsm (k) WITH (memtable_size = 64);
 INSERT INTO fixed SELECT g FROM generate_series(1, 20000) g;
@@ -351,16 +355,16 @@ my $pgbench = IPC::Run::start(
 	'>', \$pgb_out, '2>', \$pgb_err);
 for my $i (1 .. 12)
 {
-	$primary->safe_psql('postgres', qq{
+	$psess->safe_psql('postgres', qq{
 INSERT INTO fixed SELECT 1000000 + $i * 10000 + g FROM generate_series(1, 3000) g;
 SELECT lsm_am.flush('fixed_k');
 DELETE FROM fixed WHERE k > 1000000 AND k % 3 = $i % 3;
 VACUUM fixed;
 });
 }
-is($primary->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('fixed_k')"), 't',
+is($psess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('fixed_k')"), 't',
 	'primary: compactions of fixed_k finish');
-is($primary->safe_psql('postgres',
+is($psess->safe_psql('postgres',
 		"SELECT compactions > 0, coalesce(runs_per_level[1], 0) < 2 FROM lsm_am.maintenance_stats('fixed_k')"),
 	't|t', 'primary: fixed_k was compacted while the standby read it');
 $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
@@ -401,14 +405,14 @@ like($pgb_out, qr/number of transactions actually processed: [1-9]/, 'standby re
 # ---- 11. promotion: the former standby writes to the indexes it replayed
 insert_rows(700);
 $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
-my $want = $primary->safe_psql('postgres', "$force_seq SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL");
+my $want = $psess->safe_psql('postgres', "$force_seq SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL");
 $primary->stop;
 $standby->promote;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
   or die 'standby did not leave recovery';
-is($standby->safe_psql('postgres', "$force_index SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL"),
+is($ssess->safe_psql('postgres', "$force_index SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL"),
 	$want, 'promoted: the index holds every row the old primary had');
-$standby->safe_psql('postgres', qq{
+$ssess->safe_psql('postgres', qq{
 INSERT INTO t SELECT g, (hashint4(g) % 50000)::int8, md5(g::text) FROM generate_series($next_id, $next_id + 4999) g;
 SELECT lsm_am.flush('t_k');
 INSERT INTO t SELECT g, (hashint4(g) % 50000)::int8, md5(g::text) FROM generate_series($next_id + 5000, $next_id + 5999) g;
@@ -417,12 +421,12 @@ for my $ix ([ 't_k', 'k' ], [ 't_v', 'v' ])
 {
 	my ($idx, $col) = @$ix;
 	my $sql = "SELECT count(*), sum(id) FROM t WHERE $col IS NOT NULL";
-	my $seq = $standby->safe_psql('postgres', "$force_seq $sql");
-	is($standby->safe_psql('postgres', "$force_index $sql"), $seq, "promoted: $idx index scan after new inserts");
-	is($standby->safe_psql('postgres', "$force_bitmap $sql"), $seq, "promoted: $idx bitmap scan after new inserts");
+	my $seq = $ssess->safe_psql('postgres', "$force_seq $sql");
+	is($ssess->safe_psql('postgres', "$force_index $sql"), $seq, "promoted: $idx index scan after new inserts");
+	is($ssess->safe_psql('postgres', "$force_bitmap $sql"), $seq, "promoted: $idx bitmap scan after new inserts");
 }
 my $osql = "SELECT k FROM t WHERE k IS NOT NULL ORDER BY k DESC LIMIT 100";
-is($standby->safe_psql('postgres', "$force_index $osql"), $standby->safe_psql('postgres', "$force_seq $osql"),
+is($ssess->safe_psql('postgres', "$force_index $osql"), $ssess->safe_psql('postgres', "$force_seq $osql"),
 	'promoted: ordered scan after new inserts');
 
 # ---- the logs

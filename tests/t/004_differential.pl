@@ -25,6 +25,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 
 my $seed = $ENV{LSM_DIFF_SEED} // 20240611;
 $seed =~ /^\d+$/ or die "LSM_DIFF_SEED must be a non-negative integer";
@@ -47,7 +48,9 @@ log_min_duration_statement = -1
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 sql('CREATE EXTENSION lsm_am');
 # the ICU types (text_icu, text_ci) need a server built with ICU

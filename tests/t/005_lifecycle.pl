@@ -14,6 +14,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 
 my $node = PostgreSQL::Test::Cluster->new('lifecycle');
 $node->init(extra => [ initdb_args() ]);
@@ -25,7 +26,9 @@ autovacuum = off
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 my $F_INDEX  = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
 my $F_BITMAP = 'SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;';

@@ -30,6 +30,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 use Time::HiRes qw(usleep time);
 
 my $LOAD_SECONDS = 60;
@@ -294,7 +295,9 @@ $node->safe_psql('postgres', 'VACUUM ANALYZE');
 
 # ------------------------------------------------------------------ helpers
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 # Set GUCs with ALTER SYSTEM and reload; wait until new sessions see them.
 sub set_system

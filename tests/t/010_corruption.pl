@@ -20,6 +20,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 
 my $BLCKSZ = 8192;
 my $CONTENT = 24;                # MAXALIGN(SizeOfPageHeaderData)
@@ -36,7 +37,9 @@ autovacuum = off
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 # 200,000 rows under one sorted run (CREATE INDEX), then 2,000 more in the
 # memtable (the active log chain); u has a run and an empty memtable.

@@ -18,6 +18,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 
 my $node = PostgreSQL::Test::Cluster->new('streaming');
 $node->init(extra => [ initdb_args() ]);
@@ -30,7 +31,9 @@ lsm_am.worker_naptime = 100
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 # 64 kB memtables switch every ~2,000 rows; keys scattered over 0..99,999
 sql(q{

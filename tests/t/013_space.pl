@@ -27,6 +27,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('space');
@@ -37,7 +38,9 @@ autovacuum = off
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 my $F_INDEX = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
 

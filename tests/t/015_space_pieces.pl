@@ -29,6 +29,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
+use LsmSession;
 use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('pieces');
@@ -40,7 +41,9 @@ lsm_am.worker_naptime = 100
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 # check_index: every page accounted for; returns (total, live) pages
 sub pages
@@ -102,14 +105,20 @@ note(sprintf('steady inserts: file / live pages: median %.2f, largest %.2f', $me
 ok($median <= 1.6, sprintf("steady inserts: the median file / live ratio %.2f <= 1.6", $median));
 ok(sql("SELECT lsm_am.wait_for_merges('st_k', '5 minutes')") eq 't', 'the workers finish');
 # an idle worker gives the free space back (it retries while the index is
-# busy, every second): wait for it with a query that reads the metapage only
+# busy, every second): wait for it with a query that reads the metapage only,
+# up to 3 minutes (a loaded machine delays the worker), and say what was
+# seen when it does not come
 sub wait_shrunk
 {
 	my ($idx, $bound) = @_;
-	for (1 .. 120)
+	my $q = "SELECT space_amplification <= $bound FROM lsm_am.maintenance_stats('$idx')";
+	if (!$node->poll_query_until('postgres', $q))
 	{
-		last if sql("SELECT space_amplification <= $bound FROM lsm_am.maintenance_stats('$idx')") eq 't';
-		usleep(250_000);
+		diag("$idx: space_amplification still above $bound after 3 minutes: "
+			  . sql("SELECT space_amplification, file_pages, pending, runs_per_level FROM lsm_am.maintenance_stats('$idx')")
+			  . '; workers: '
+			  . sql(q{SELECT string_agg(pid || ' ' || state || ' ' || coalesce(query, ''), '; ')
+				FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'}));
 	}
 	return pages("$idx, workers idle", $idx);
 }

@@ -20,6 +20,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
 use LsmCluster;
+use LsmSession;
 
 my $seed = $ENV{LSM_SCAN_SEED} // 16016;
 diag("LSM_SCAN_SEED=$seed");
@@ -33,7 +34,9 @@ lsm_am.max_workers = 0
 autovacuum = off
 });
 $node->start;
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the thousands of queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 # The rows (k int8 with NULLs and duplicates, and the other columns) go into
 # one staging table, then into one table per index shape, so that each query
@@ -99,7 +102,7 @@ sub check
 	{
 		my ($m, $set, $node_re) = @$mode;
 		my $re = qr/\Q$node_re\E (Backward )?using $idx\b/;
-		my $plan = plan_of($node, 'postgres', "$set SET enable_sort = off;", $q);
+		my $plan = plan_of($sess, 'postgres', "$set SET enable_sort = off;", $q);
 		if ($plan =~ /One-Time Filter: false/ && $plan !~ $re)
 		{
 			# The planner proved the keys contradictory (PostgreSQL 18 folds
@@ -112,14 +115,14 @@ sub check
 			  . ($order ? " ORDER BY $order" : '') . ") r";
 			my $pre = "$set SET enable_sort = off; SET plan_cache_mode = force_generic_plan; PREPARE p AS $pq;";
 			my $exec = 'EXECUTE p(' . join(', ', @vals) . ')';
-			next if $m eq 'ionly' && plan_of($node, 'postgres', $pre, $exec) !~ $re;
-			my $got = query_planned($node, 'postgres', $pre, $exec, $re, "$desc [$m, generic plan]");
+			next if $m eq 'ionly' && plan_of($sess, 'postgres', $pre, $exec) !~ $re;
+			my $got = query_planned($sess, 'postgres', $pre, $exec, $re, "$desc [$m, generic plan]");
 			is($got, $want, "$desc [$m, generic plan]");
 			next;
 		}
 		# index-only scans need every selected column in the index
 		next if $m eq 'ionly' && $plan !~ $re;
-		my $got = query_planned($node, 'postgres', "$set SET enable_sort = off;",
+		my $got = query_planned($sess, 'postgres', "$set SET enable_sort = off;",
 			"SELECT coalesce($agg, '') FROM ($q) r", $re, "$desc [$m]");
 		is($got, $want, "$desc [$m]");
 	}
@@ -210,7 +213,7 @@ check('t_types: whole index in order', 't_types', 'd, ts, u, f', 'd IS NOT NULL'
 check('t_types: whole index backward', 't_types', 'd, ts, u, f', 'd IS NOT NULL', 'd DESC, ts, u DESC, f DESC');
 
 # cursors that turn around inside pages: FETCH forward then backward
-plan_like($node, 'postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexscan = off;',
+plan_like($sess, 'postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexscan = off;',
 	'SELECT k FROM t_k WHERE k >= -1000 AND k < 1000 ORDER BY k',
 	qr/Index Only Scan using t_k_idx/, 'the cursor runs an index-only scan of t_k_idx');
 my $cur = sql(q{

@@ -27,6 +27,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
 use LsmCluster;
+use LsmSession;
 
 my $BLCKSZ = 8192;
 my $CONTENT = 24;                # MAXALIGN(SizeOfPageHeaderData)
@@ -42,7 +43,9 @@ autovacuum = off
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 # 400,000 rows under the CREATE INDEX run (level 1, tall enough for fence
 # pages), two flushed runs of 20,000 rows (level 0), 2,000 rows in the log.
@@ -123,14 +126,14 @@ for my $q (sort keys %Q)
 {
 	my ($lsm, $twin) = $q eq 'u' ? ('u', 'u') : ('t', 'tb');
 	my $lsm_idx = $q eq 'u' ? 'u_k' : 't_k';
-	plan_like($node, 'postgres', $LSM, sprintf($Q{$q}, $lsm), qr/Index Scan using $lsm_idx\b/, "query $q on $lsm");
+	plan_like($sess, 'postgres', $LSM, sprintf($Q{$q}, $lsm), qr/Index Scan using $lsm_idx\b/, "query $q on $lsm");
 	if ($q eq 'u')
 	{
 		$want{$q} = sql("SET enable_indexscan = off; SET enable_bitmapscan = off; " . sprintf($Q{$q}, 'u'));
 	}
 	else
 	{
-		plan_like($node, 'postgres', $LSM, sprintf($Q{$q}, $twin), qr/Index Scan using tb_k\b/, "query $q on the twin");
+		plan_like($sess, 'postgres', $LSM, sprintf($Q{$q}, $twin), qr/Index Scan using tb_k\b/, "query $q on the twin");
 		$want{$q} = sql("$LSM " . sprintf($Q{$q}, $twin));
 	}
 	is(sql("$LSM " . sprintf($Q{$q}, $lsm)), $want{$q}, "query $q: $lsm_idx answers like the twin");

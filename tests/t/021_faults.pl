@@ -20,20 +20,21 @@
 # half-way a streaming standby follows and must answer like the primary
 # after each case.
 #
-# LSM_FAULT_PANIC_PASSES (default 8) and LSM_FAULT_ERROR_PASSES (default 2):
-# the passes at which each point fires, 1..N; the defaults make over 100
-# crashes.
+# LSM_FAULT_PANIC_PASSES (default 3; 8 under tests/run_all.sh --long) and
+# LSM_FAULT_ERROR_PASSES (default 2): the passes at which each point fires,
+# 1..N; the default makes 39 crashes, the long mode 104.
 use strict;
 use warnings;
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
 use LsmCluster;
+use LsmSession;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $PANIC_PASSES = $ENV{LSM_FAULT_PANIC_PASSES} // 8;
+my $PANIC_PASSES = $ENV{LSM_FAULT_PANIC_PASSES} // 3;
 my $ERROR_PASSES = $ENV{LSM_FAULT_ERROR_PASSES} // 2;
 
 # the session's points, and the worker's (last part)
@@ -54,7 +55,9 @@ wal_keep_size = 256MB
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 sql(q{
 CREATE EXTENSION lsm_am;
@@ -105,7 +108,7 @@ sub agree
 			['SET enable_seqscan = off; SET enable_indexscan = off;', qr/Bitmap Index Scan on f_k/, 'bitmap scan'],
 			['SET enable_seqscan = off; SET enable_bitmapscan = off;', qr/Index Only Scan using f_k/, 'index-only scan'])
 		{
-			my $got = query_planned($node, 'postgres', $scan->[0], sprintf($q, 'f', @$r),
+			my $got = query_planned($sess, 'postgres', $scan->[0], sprintf($q, 'f', @$r),
 				$scan->[1], "$what: $scan->[2] of [$r->[0], $r->[1])");
 			$ok &&= is($got, $want, "$what: $scan->[2] of [$r->[0], $r->[1]) answers like the btree");
 		}

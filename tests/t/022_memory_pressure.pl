@@ -18,6 +18,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
 use LsmCluster;
+use LsmSession;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -36,7 +37,9 @@ max_connections = 30
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 sql('CREATE EXTENSION lsm_am');
 for my $i (1 .. $NTAB)
@@ -73,7 +76,7 @@ sub phase
 	for my $i (1 .. $NTAB)
 	{
 		my $want = sql("SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*), coalesce(sum(k), 0) FROM p$i");
-		my $got = query_planned($node, 'postgres',
+		my $got = query_planned($sess, 'postgres',
 			'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;',
 			"SELECT count(*), coalesce(sum(k), 0) FROM p$i WHERE k >= 0",
 			qr/Index Scan using p${i}_k/, "$what: p$i");

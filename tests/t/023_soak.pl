@@ -26,6 +26,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
 use LsmCluster;
+use LsmSession;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -49,7 +50,9 @@ log_min_messages = warning
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 sql(q{
 CREATE EXTENSION lsm_am;
@@ -282,7 +285,7 @@ for my $scan (['SET enable_seqscan = off; SET enable_bitmapscan = off; SET enabl
 	['SET enable_seqscan = off; SET enable_indexscan = off;', qr/Bitmap Index Scan on f_k/, 'bitmap scan', 'sum(v)'],
 	['SET enable_seqscan = off; SET enable_bitmapscan = off;', qr/Index Only Scan using f_k/, 'index-only scan', '0'])
 {
-	my $got = query_planned($node, 'postgres', $scan->[0],
+	my $got = query_planned($sess, 'postgres', $scan->[0],
 		"SELECT count(*), coalesce(sum(k), 0), coalesce($scan->[3], 0) FROM f WHERE k >= 0",
 		$scan->[1], "after the soak: $scan->[2]");
 	my $w = $want;

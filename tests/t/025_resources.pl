@@ -24,6 +24,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
 use LsmCluster;
+use LsmSession;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -38,7 +39,9 @@ autovacuum = off
 });
 $node->start;
 
-sub sql { return $node->safe_psql('postgres', $_[0]); }
+# one connection for the many small queries (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
+sub sql { return $sess->safe_psql('postgres', $_[0]); }
 
 # the index answers like the heap: index, bitmap and index-only scans
 sub agree
@@ -50,7 +53,7 @@ sub agree
 		['SET enable_seqscan = off; SET enable_indexscan = off; SET enable_indexonlyscan = off;', qr/Bitmap Index Scan on $idx/, 'bitmap scan'],
 		['SET enable_seqscan = off; SET enable_bitmapscan = off;', qr/Index Only Scan using $idx/, 'index-only scan'])
 	{
-		my $got = query_planned($node, 'postgres', $scan->[0], $q, $scan->[1], "$what: $scan->[2] on $idx");
+		my $got = query_planned($sess, 'postgres', $scan->[0], $q, $scan->[1], "$what: $scan->[2] on $idx");
 		is($got, $want, "$what: $scan->[2] on $idx finds every row of $tbl");
 	}
 	is(sql("SELECT leaked_pages || '|' || dropped_pages FROM lsm_am.check_index('$idx')"), '0|0',
