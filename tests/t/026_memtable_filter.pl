@@ -17,7 +17,10 @@
 #   - after an immediate shutdown, the same through memtables rebuilt from
 #     their log pages (lsmreplay.c), which take their filter again once they
 #     hold a data chunk.  (No view shows a memtable's filter: this part fails
-#     if a replayed filter misses keys, not if a memtable gets none.)
+#     if a replayed filter misses keys, not if a memtable gets none.)  The
+#     workers are stopped for this part (lsm_am.max_workers = 0), so that
+#     the active memtables the crash leaves are the ones the inserts filled
+#     and the lookups after it go through their replay (see there).
 use strict;
 use warnings;
 use FindBin;
@@ -41,6 +44,22 @@ sub sql { return $node->safe_psql('postgres', $_[0]); }
 sub memtable_entries
 {
 	return sql("SELECT memtable_entries FROM lsm_am.indexes WHERE indexrelname = '$_[0]'");
+}
+
+# Test NAME: the index's active memtable holds entries, as many as $want if
+# given; if not, what lsm_am.indexes and the workers show.  Returns them.
+sub check_memtable_entries
+{
+	my ($idx, $name, $want) = @_;
+	my $n = memtable_entries($idx);
+	my $ok = defined $want ? is($n, $want, $name) : cmp_ok($n, '>', 0, $name);
+	diag("lsm_am.indexes: "
+		  . sql("SELECT row_to_json(i) FROM lsm_am.indexes i WHERE indexrelname = '$idx'")
+		  . "\nworkers: "
+		  . sql("SELECT string_agg(pid || ': ' || coalesce(query, ''), '; ')
+		           FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'"))
+	  unless $ok;
+	return $n;
 }
 
 sql(q{
@@ -156,11 +175,46 @@ cmp_ok($in_memtable, '>=', 4, "the lookups met entries in the active memtable ($
 # first use, each with a new key filter (when the arena has room) that must
 # hold every replayed key.
 #
-# The last round's rows may all be in runs by now: on 18, tl_ab's active
-# memtable was empty here in 3 of 4 runs (memtable_entries 0, no immutable
-# one; the lookups agreed with btree, so nothing was lost; why it was empty
-# is not traced yet).  A few more rows, into both tables, give each memtable
-# entries to replay.
+# Each index's active memtable must hold entries when the server stops, and
+# the lookups after the restart must go through its replay.  A worker made
+# both a race: when it is done with an index whose free pages are an eighth
+# of the file, it shrinks it (LsmMaintain -> LsmMaybeShrink ->
+# LsmShrinkRelocatingGuts, maint/lsmshrink.c), and when no run can move and
+# the last page is a log page, it flushes the memtables (LsmFlushAll: the
+# active one, however small, turns immutable and goes into a run; doc/impl.md,
+# "The file shrinks").  After the flush of the memtable that filled in round
+# 5, that shrink came up to a second later; under load it came after the rows
+# below (ul_u, in the log: a relocation, then a flush of a memtable of 19004
+# entries, 0.5 s after the INSERT of the 200) or between the restart and the
+# check after it, and left the active memtable empty (memtable_entries 0, no
+# immutable one; on 18 tl_ab's too).  Nothing was lost (the lookups agreed
+# with btree), but nothing was replayed either.  So the workers stop here,
+# and stay stopped through the restart (ALTER SYSTEM) until the checks after
+# it are done: a backend flushing a full memtable itself never shrinks, and
+# nothing else switches a memtable before it is full (the arena, 64MB, is
+# never short with these three indexes' memtables, at most 15MB).  A few
+# more rows, into both tables, then give each active memtable entries to
+# replay, even if a shrink emptied it before the workers went.  After the
+# restart, tl_ab's and ul_u's active memtables must hold as many entries as
+# at the stop: nothing goes into them meanwhile (the unique checks let no
+# entry in), so they are their log pages replayed, and a replay that lost
+# pages fails here even where the probes miss their keys.
+sub set_max_workers
+{
+	my ($n) = @_;
+	sql("ALTER SYSTEM SET lsm_am.max_workers = $n");
+	sql('SELECT pg_reload_conf()');
+	$node->poll_query_until('postgres',
+		"SELECT setting = '$n' FROM pg_settings WHERE name = 'lsm_am.max_workers'")
+	  or die "lsm_am.max_workers did not become $n";
+}
+set_max_workers(0);
+my %crash_entries;        # in each active memtable when the server stopped
+# a worker exits before its next look at the slots once it has seen the
+# setting; one that was started meanwhile exits at its first look
+$node->poll_query_until('postgres',
+	"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'")
+  or die 'the lsm_am workers did not exit';
 {
 	my @more = map { 2_000_000 + $_ } 1 .. 200;
 	insert_rows(\@more, 'INSERT INTO ul SELECT k + 2e12 FROM src;');
@@ -168,19 +222,23 @@ cmp_ok($in_memtable, '>=', 4, "the lookups met entries in the active memtable ($
 	push @unique_keys, map { $_ + 2e12 } @more;
 	for my $idx ('tl_ab', 'ul_u')
 	{
-		cmp_ok(memtable_entries($idx), '>', 0,
-			"before the crash: ${idx}'s active memtable holds entries");
+		$crash_entries{$idx} =
+		  check_memtable_entries($idx, "before the crash: ${idx}'s active memtable holds entries");
 	}
 }
 $node->stop('immediate');
 $node->start;
+is(sql("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'"), '0',
+	'after the restart: no lsm_am worker runs (lsm_am.max_workers = 0)');
 {
 	my @probe = ((map { $all[-1 - int(rand(20000))] } 1 .. 200),
 		(map { $all[int(rand(@all))] } 1 .. 100),
 		(map { int(rand(2_000_000)) } 1 .. 150));
 	compare_lookups(\@probe, 'after the crash');
-	cmp_ok(memtable_entries('tl_ab'), '>', 0,
-		'after the crash: the two-column lookups went through a replayed memtable');
+	# tl took no rows since: tl_ab's memtable is its log pages replayed
+	check_memtable_entries('tl_ab',
+		"after the crash: the two-column lookups went through a replayed memtable ($crash_entries{tl_ab} entries, as before the crash)",
+		$crash_entries{tl_ab});
 	my @old = map { $unique_keys[-1 - int(rand(20000))] } 1 .. 300;
 	my %u; @old = grep { !$u{$_}++ } @old;
 	my $n0 = sql('SELECT count(*) FROM ul');
@@ -188,9 +246,13 @@ $node->start;
 	          ON CONFLICT (u) DO NOTHING RETURNING 1) SELECT count(*) FROM i"), '0',
 		'after the crash: ON CONFLICT DO NOTHING of ' . scalar(@old) . ' recent keys inserts none');
 	is(sql('SELECT count(*) FROM ul'), $n0, 'after the crash: nothing was added by the duplicates');
-	cmp_ok(memtable_entries('ul_u'), '>', 0,
-		'after the crash: the unique checks went through a replayed memtable');
+	# and so is ul_u's: the unique checks let no entry in
+	check_memtable_entries('ul_u',
+		"after the crash: the unique checks went through a replayed memtable ($crash_entries{ul_u} entries, as before the crash)",
+		$crash_entries{ul_u});
 }
+sql('ALTER SYSTEM RESET lsm_am.max_workers');
+sql('SELECT pg_reload_conf()');
 is(sql(q{SELECT count(*) - count(DISTINCT u) FROM ul}), '0', 'the unique index kept every key once');
 my ($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.verify('tl_k', true)");
 is("$ret$out$err", '0', 'verify(tl_k, true) finds it sound and complete');
