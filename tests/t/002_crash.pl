@@ -21,6 +21,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
 use LsmCluster;
+use LsmSession;
 
 my $node = PostgreSQL::Test::Cluster->new('crash');
 $node->init(extra => [ initdb_args() ]);
@@ -30,8 +31,10 @@ autovacuum = off
 wal_consistency_checking = 'all'
 });
 $node->start;
+# one connection for the polls and checks (tests/t/LsmSession.pm)
+my $sess = LsmSession->new($node);
 
-$node->safe_psql('postgres', q{
+$sess->safe_psql('postgres', q{
 CREATE EXTENSION lsm_am;
 CREATE TABLE t (k int8, v text COLLATE "C");
 CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
@@ -50,10 +53,10 @@ sub check_all
 {
 	my ($what) = @_;
 	my $noidx = 'SET enable_indexscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
-	my $heap = $node->safe_psql('postgres', qq{$noidx
+	my $heap = $sess->safe_psql('postgres', qq{$noidx
 		SELECT count(*), coalesce(sum(k), 0), count(DISTINCT v) FROM t WHERE k IS NOT NULL});
 	# the index-only scan can only return k: compare count and sum of k
-	my $heap_k = $node->safe_psql('postgres', qq{$noidx
+	my $heap_k = $sess->safe_psql('postgres', qq{$noidx
 		SELECT count(*), coalesce(sum(k), 0) FROM t WHERE k IS NOT NULL});
 	for my $mode ('indexscan', 'bitmapscan', 'indexonlyscan')
 	{
@@ -72,18 +75,18 @@ sub check_all
 		my $q = $mode eq 'bitmapscan'
 		  ? "SELECT $cols FROM t WHERE k >= -9223372036854775808"
 		  : "SELECT $cols FROM (SELECT k, v FROM t WHERE k >= -9223372036854775808 ORDER BY k) s";
-		my $idx = query_planned($node, 'postgres', "SET enable_seqscan = off; SET enable_sort = off; $set",
+		my $idx = query_planned($sess, 'postgres', "SET enable_seqscan = off; SET enable_sort = off; $set",
 			$q, $scan_node{$mode}, "$what: $mode on t_k");
 		is($idx, $mode eq 'indexonlyscan' ? $heap_k : $heap, "$what: $mode on t_k matches the heap");
 	}
-	my $kv = query_planned($node, 'postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off;',
+	my $kv = query_planned($sess, 'postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off;',
 		"SELECT count(*), coalesce(sum(k), 0), count(DISTINCT v) FROM t WHERE v >= ''",
 		qr/Index (Only )?Scan using t_kv on t/, "$what: t_kv");
 	is($kv, $heap, "$what: t_kv matches the heap");
 	# point lookups of a sample of rows, through t_k
 	my $probe = q{SELECT count(*) FROM (SELECT k FROM t TABLESAMPLE BERNOULLI (5) REPEATABLE (1)) s
 		WHERE NOT EXISTS (SELECT 1 FROM t t2 WHERE t2.k = s.k)};
-	my $miss = query_planned($node, 'postgres',
+	my $miss = query_planned($sess, 'postgres',
 		'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off;',
 		$probe, qr/Index (Only )?Scan using t_k on t t2/, "$what: sampled point lookups");
 	is($miss, '0', "$what: sampled point lookups all found");
@@ -121,7 +124,7 @@ sub server_set
 		my $sql = defined $set{$name}
 		  ? "ALTER SYSTEM SET $name = '$set{$name}'"
 		  : "ALTER SYSTEM RESET $name";
-		$node->safe_psql('postgres', $sql);
+		$sess->safe_psql('postgres', $sql);
 	}
 }
 
@@ -137,25 +140,25 @@ sub wait_running
 	my $started = 0;
 	for (1 .. 600)
 	{
-		$started = 1, last if $node->safe_psql('postgres', $q) eq 't';
+		$started = 1, last if $sess->safe_psql('postgres', $q) eq 't';
 		usleep(100_000);
 	}
 	ok($started, "$what started");
 	my $midway = 0;
 	for (1 .. 600)
 	{
-		$midway = 1, last if $node->safe_psql('postgres', qq{SELECT count(*) > 0 FROM lsm_am.progress
+		$midway = 1, last if $sess->safe_psql('postgres', qq{SELECT count(*) > 0 FROM lsm_am.progress
 			WHERE (indexrelid = '$rel'::regclass OR relid = '$rel'::regclass) AND pages_done >= 2}) eq 't';
 		usleep(100_000);
 	}
 	ok($midway, "$what: lsm_am.progress shows pages done on $rel");
-	is($node->safe_psql('postgres', $q), 't', "$what is still running at the crash");
+	is($sess->safe_psql('postgres', $q), 't', "$what is still running at the crash");
 }
 
 sub insert_rows
 {
 	my ($n) = @_;
-	$node->safe_psql('postgres',
+	$sess->safe_psql('postgres',
 		"INSERT INTO t SELECT (random() * 1e12)::int8, md5(random()::text) FROM generate_series(1, $n)");
 }
 
@@ -176,7 +179,7 @@ crash_restart();
 eval { $open->quit };
 is(check_all('after crash with an open transaction'), $committed,
 	'uncommitted rows are gone, committed rows present');
-is($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE v = 'uncommitted'"), '0',
+is($sess->safe_psql('postgres', "SELECT count(*) FROM t WHERE v = 'uncommitted'"), '0',
 	'no uncommitted row visible');
 check_pages('after crash with an open transaction');
 
@@ -212,9 +215,9 @@ check_pages('after a crash mid-lsm_am.flush()');
 # one big run (level 1: with a 32MB memtable_size the target of level 1 is
 # thousands of pages), then with lsm_am.l0_compaction_trigger = 2 two flushes
 # make a worker merge the two level-0 runs with that run
-$node->safe_psql('postgres', "ALTER INDEX t_kv SET (memtable_size = 32768)");
-$node->safe_psql('postgres', "SELECT lsm_am.compact('t_kv')");
-is($node->safe_psql('postgres', "SELECT string_agg(level::text, ',') FROM lsm_am.index_info('t_kv')"),
+$sess->safe_psql('postgres', "ALTER INDEX t_kv SET (memtable_size = 32768)");
+$sess->safe_psql('postgres', "SELECT lsm_am.compact('t_kv')");
+is($sess->safe_psql('postgres', "SELECT string_agg(level::text, ',') FROM lsm_am.index_info('t_kv')"),
 	'1', 'before the compaction crash: t_kv is one level-1 run');
 server_set('lsm_am.l0_compaction_trigger' => 2, 'lsm_am.flush_delay_ms' => 50);
 $node->reload;
@@ -231,7 +234,7 @@ crash_restart();
 eval { $merger->quit };
 is(check_all('after a crash mid-compaction'), $committed, 'crash mid-compaction lost nothing committed');
 check_pages('after a crash mid-compaction');
-is($node->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_kv')"), 't',
+is($sess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_kv')"), 't',
 	'after the compaction crash: the pending compaction completes');
 check_pages('after the compaction crash, compaction completed');
 
@@ -248,7 +251,7 @@ is(check_all('after a crash mid-lsm_am.compact()'), $committed, 'crash mid-lsm_a
 check_pages('after a crash mid-lsm_am.compact()');
 
 # 5. crash in the middle of VACUUM
-$node->safe_psql('postgres', 'DELETE FROM t WHERE k % 3 = 0');
+$sess->safe_psql('postgres', 'DELETE FROM t WHERE k % 3 = 0');
 insert_rows(1500);
 $committed = check_all('before the vacuum crash');
 my $vac = IPC::Run::start(
@@ -263,9 +266,9 @@ $vac->finish;
 note "VACUUM session: $vac_out $vac_err";
 is(check_all('after a crash mid-vacuum'), $committed, 'crash mid-vacuum lost nothing');
 check_pages('after a crash mid-vacuum');
-$node->safe_psql('postgres', 'VACUUM t');
+$sess->safe_psql('postgres', 'VACUUM t');
 is(check_all('after a complete vacuum'), $committed, 'vacuum after the crash completes');
-is($node->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k') AND lsm_am.wait_for_merges('t_kv')"), 't',
+is($sess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k') AND lsm_am.wait_for_merges('t_kv')"), 't',
 	'flushes and compactions complete');
 check_pages('at the end');
 

@@ -137,9 +137,9 @@ check_pages('after crash 3', 'u_k');
 
 # ---- 4. a crash in the middle of CREATE INDEX
 # lsm_am.flush_delay_ms (a test hook) sleeps after each page the build
-# writes: 1,500,000 keys take about 1,800 pages, so the build lasts many
-# seconds and the crash certainly hits it while it writes its run.
-sql('CREATE TABLE w (id int, k int8); INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 1500000) g; CHECKPOINT');
+# writes: 300,000 keys take about 360 pages, so the build writes for about
+# 7 s and the crash, which waits to see it writing, certainly hits it.
+sql('CREATE TABLE w (id int, k int8); INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1, 300000) g; CHECKPOINT');
 crash_during_build('CREATE INDEX', 'CREATE INDEX w_k ON w USING lsm (k)', 'w');	# below
 is(sql("SELECT count(*) FROM pg_class WHERE relname = 'w_k'"), '0',
 	'a CREATE INDEX interrupted by a crash leaves no index');
@@ -194,7 +194,7 @@ is(sql("SELECT indisvalid FROM pg_index WHERE indexrelid = 'w_k2'::regclass"), '
 	'a crash during CREATE INDEX CONCURRENTLY leaves an invalid index, as for btree');
 like(sql("SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN (COSTS OFF) SELECT count(*) FROM w WHERE k > 0"),
 	qr/using w_k on w/, 'queries do not use the invalid index');
-sql('INSERT INTO w SELECT g, hashint4(g) FROM generate_series(1500001, 1510000) g');
+sql('INSERT INTO w SELECT g, hashint4(g) FROM generate_series(300001, 310000) g');
 $bw = check_table('inserts next to the invalid index', 'w', 'w_k');
 sql('DROP INDEX w_k2; CREATE INDEX CONCURRENTLY w_k2 ON w USING lsm (k)');
 is(check_table('CREATE INDEX CONCURRENTLY after the crash', 'w', 'w_k2'), $bw,
