@@ -16,7 +16,6 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
@@ -137,21 +136,12 @@ sub wait_running
 	my ($pat, $what, $rel) = @_;
 	# count(*) > 0: a parallel VACUUM shows its workers with the same query
 	my $q = "SELECT count(*) > 0 FROM pg_stat_activity WHERE state = 'active' AND query LIKE '$pat'";
-	my $started = 0;
-	for (1 .. 600)
-	{
-		$started = 1, last if $sess->safe_psql('postgres', $q) eq 't';
-		usleep(100_000);
-	}
-	ok($started, "$what started");
-	my $midway = 0;
-	for (1 .. 600)
-	{
-		$midway = 1, last if $sess->safe_psql('postgres', qq{SELECT count(*) > 0 FROM lsm_am.progress
-			WHERE (indexrelid = '$rel'::regclass OR relid = '$rel'::regclass) AND pages_done >= 2}) eq 't';
-		usleep(100_000);
-	}
-	ok($midway, "$what: lsm_am.progress shows pages done on $rel");
+	my $active = q{SELECT pid, backend_type, state, wait_event, left(query, 60) FROM pg_stat_activity WHERE state = 'active'};
+	ok(wait_until($sess, $q, "$what starting", $active), "$what started");
+	ok(wait_until($sess, qq{SELECT count(*) > 0 FROM lsm_am.progress
+			WHERE (indexrelid = '$rel'::regclass OR relid = '$rel'::regclass) AND pages_done >= 2},
+			"$what: pages done on $rel", [ $active, 'SELECT * FROM lsm_am.progress' ]),
+		"$what: lsm_am.progress shows pages done on $rel");
 	is($sess->safe_psql('postgres', $q), 't', "$what is still running at the crash");
 }
 
@@ -234,7 +224,7 @@ crash_restart();
 eval { $merger->quit };
 is(check_all('after a crash mid-compaction'), $committed, 'crash mid-compaction lost nothing committed');
 check_pages('after a crash mid-compaction');
-is($sess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_kv')"), 't',
+is(merges_done($sess, 't_kv'), 't',
 	'after the compaction crash: the pending compaction completes');
 check_pages('after the compaction crash, compaction completed');
 
@@ -268,7 +258,7 @@ is(check_all('after a crash mid-vacuum'), $committed, 'crash mid-vacuum lost not
 check_pages('after a crash mid-vacuum');
 $sess->safe_psql('postgres', 'VACUUM t');
 is(check_all('after a complete vacuum'), $committed, 'vacuum after the crash completes');
-is($sess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k') AND lsm_am.wait_for_merges('t_kv')"), 't',
+is(merges_done($sess, 't_k') . merges_done($sess, 't_kv'), 'tt',
 	'flushes and compactions complete');
 check_pages('at the end');
 

@@ -99,7 +99,7 @@ sub check_step
 {
 	my ($what, @indexes) = @_;
 	$step++;
-	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 
 	my %lits = (
 		k => [ '0', '1000', '9000', '(SELECT k FROM t WHERE k IS NOT NULL ORDER BY id LIMIT 1)' ],
@@ -166,7 +166,7 @@ sub check_step
 # ---- 1. inserts into the memtable and log pages (several automatic flushes)
 insert_rows(6000);
 check_step('inserts', [ 't_k', 'k' ]);
-is($psess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k')"), 't',
+is(merges_done($psess, 't_k'), 't',
 	'background flushes and compactions finish');
 cmp_ok($psess->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('t_k')"),
 	'>', 0, 'automatic flushes wrote sorted runs');
@@ -201,7 +201,7 @@ check_step('reindex', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
 # ---- 7. TRUNCATE, then new rows
 $psess->safe_psql('postgres', 'TRUNCATE t');
-$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 is($ssess->safe_psql('postgres', "$force_index SELECT count(*) FROM t WHERE k IS NOT NULL"),
 	'0', 'after TRUNCATE the standby finds nothing through the index');
 insert_rows(2500);
@@ -209,7 +209,7 @@ check_step('truncate + inserts', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
 # ---- 8. a restart of the standby rebuilds its memtables from log pages
 insert_rows(400);
-$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 $standby->restart;
 check_step('standby restart', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
@@ -236,7 +236,7 @@ CREATE INDEX ${tbl}_k ON $tbl USING lsm (k) WITH (memtable_size = 64);
 INSERT INTO $tbl SELECT hashint4(g) FROM generate_series(1, 20000) g;
 SELECT lsm_am.flush('${tbl}_k');
 });
-	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 	my $expected = $ssess->safe_psql('postgres', "$force_seq SELECT k FROM $tbl ORDER BY k");
 	my $cur = $standby->background_psql('postgres', on_error_stop => 0);
 	$cur->query_safe('SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_sort = off;');
@@ -249,8 +249,10 @@ SELECT lsm_am.flush('${tbl}_k');
 	{
 		# the primary must know the cursor's snapshot before it retires runs
 		my $xmin = $cur->query_safe('SELECT pg_snapshot_xmin(pg_current_snapshot())');
-		ok($primary->poll_query_until('postgres',
-				"SELECT bool_and(age(backend_xmin) >= age('$xmin'::xid)) FROM pg_stat_replication"),
+		ok(wait_until($primary,
+				"SELECT bool_and(age(backend_xmin) >= age('$xmin'::xid)) FROM pg_stat_replication",
+				"$what: the primary holding the standby's snapshot xmin $xmin",
+				'SELECT application_name, state, backend_xmin, replay_lsn FROM pg_stat_replication'),
 			"$what: the primary holds the standby's snapshot");
 	}
 	# (a conflict may end the session while the primary works, before the
@@ -273,7 +275,7 @@ SELECT lsm_am.wait_for_merges('${tbl}_k');
 		"$what: check_index on the primary finds no leaked page");
 	# (no heap VACUUM here: removing heap tuples would cancel the standby query
 	# through an ordinary recovery conflict, which is not what is tested)
-	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+	wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 	# (a conflict that meets the session idle in its transaction ends the
 	# session: the background psql dies)
 	my ($rest, $failed) = eval { $cur->query('FETCH ALL FROM c') };
@@ -302,7 +304,8 @@ standby_cursor_case('s', 'feedback');
 # 9b. without hot_standby_feedback
 $standby->append_conf('postgresql.conf', 'hot_standby_feedback = off');
 $standby->reload;
-$primary->poll_query_until('postgres', 'SELECT bool_and(backend_xmin IS NULL) FROM pg_stat_replication')
+wait_until($primary, 'SELECT bool_and(backend_xmin IS NULL) FROM pg_stat_replication',
+	'the standby stopping its feedback', 'SELECT application_name, state, backend_xmin FROM pg_stat_replication')
   or die 'the standby still sends feedback';
 my $cancelled = standby_cursor_case('s2', 'no feedback');
 note('without feedback the standby cursor was ' . ($cancelled ? 'cancelled' : 'not disturbed'));
@@ -343,7 +346,7 @@ BEGIN
 	END IF;
 END $$;
 });
-$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 my $script = $standby->basedir . '/reader.sql';
 open(my $fh, '>', $script) or die "cannot write $script: $!";
 print $fh "\\set lo random(1, 19001)\n\\set mode random(0, 2)\nSELECT fixed_check(:lo, :mode);\n";
@@ -362,12 +365,12 @@ DELETE FROM fixed WHERE k > 1000000 AND k % 3 = $i % 3;
 VACUUM fixed;
 });
 }
-is($psess->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('fixed_k')"), 't',
+is(merges_done($psess, 'fixed_k'), 't',
 	'primary: compactions of fixed_k finish');
 is($psess->safe_psql('postgres',
 		"SELECT compactions > 0, coalesce(runs_per_level[1], 0) < 2 FROM lsm_am.maintenance_stats('fixed_k')"),
 	't|t', 'primary: fixed_k was compacted while the standby read it');
-$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 for my $node ($primary, $standby)
 {
 	my ($ret, $out, $err) = $node->psql('postgres',
@@ -392,7 +395,8 @@ like($pgb_out, qr/number of transactions actually processed: [1-9]/, 'standby re
 		  . "SELECT lsm_am.flush('t_k');\n" } 1 .. 8) . "\\echo written\n");
 	# stop the standby once it has replayed part of that work
 	my $lsn = $primary->lsn('insert');
-	$standby->poll_query_until('postgres', "SELECT pg_last_wal_replay_lsn() >= '$lsn'")
+	wait_until($standby, "SELECT pg_last_wal_replay_lsn() >= '$lsn'", "the standby replaying up to $lsn",
+		'SELECT pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn(), pg_is_wal_replay_paused()')
 	  or die 'the standby does not replay';
 	$standby->stop('immediate');
 	$w->query_until(qr/written/, '');
@@ -404,11 +408,12 @@ like($pgb_out, qr/number of transactions actually processed: [1-9]/, 'standby re
 
 # ---- 11. promotion: the former standby writes to the indexes it replayed
 insert_rows(700);
-$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
+wait_catchup($primary, $standby, 'replay', $primary->lsn('insert'));
 my $want = $psess->safe_psql('postgres', "$force_seq SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL");
 $primary->stop;
 $standby->promote;
-$standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
+wait_until($standby, 'SELECT NOT pg_is_in_recovery()', 'the promotion',
+	q{SELECT pid, backend_type, state, wait_event FROM pg_stat_activity WHERE backend_type IN ('startup', 'checkpointer')})
   or die 'standby did not leave recovery';
 is($ssess->safe_psql('postgres', "$force_index SELECT count(*), sum(id) FROM t WHERE k IS NOT NULL"),
 	$want, 'promoted: the index holds every row the old primary had');

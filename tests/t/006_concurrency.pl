@@ -118,7 +118,7 @@ my $heap = $node->safe_psql('postgres', q{
 SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off;
 SELECT count(*), sum(k) FROM t WHERE k >= 0});
 is($idx, $heap, 'index scan and seqscan agree after the run');
-is($node->safe_psql('postgres', "SELECT lsm_am.wait_for_merges('t_k')"), 't',
+is(merges_done($node, 't_k'), 't',
 	'pending flushes and compactions finish');
 is($idx, $node->safe_psql('postgres', q{
 SET enable_seqscan = off; SET enable_bitmapscan = off;

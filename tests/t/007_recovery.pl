@@ -21,7 +21,6 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
 use LsmSession;
-use Time::HiRes qw(usleep);
 
 my $node = PostgreSQL::Test::Cluster->new('recovery');
 $node->init(extra => [ initdb_args() ]);
@@ -99,7 +98,7 @@ CHECKPOINT;
 # checkpoint (the background workers' too: wait for them), then a crash
 sql('INSERT INTO t SELECT g, hashint4(g) FROM generate_series(1, 20000) g');
 sql("SELECT lsm_am.flush('t_k')");
-is(sql("SELECT lsm_am.wait_for_merges('t_k')"), 't', 'crash 1: flushes and compactions finished');
+is(merges_done($sess, 't_k'), 't', 'crash 1: flushes and compactions finished');
 cmp_ok(sql("SELECT compactions FROM lsm_am.maintenance_stats('t_k')"), '>', 0,
 	'crash 1: compactions wrote runs after the checkpoint');
 sql('INSERT INTO t SELECT g, hashint4(g) FROM generate_series(20001, 21000) g');
@@ -157,14 +156,12 @@ sub crash_during_build
 	my $s = $node->background_psql('postgres', on_error_stop => 0);
 	$s->query_until(qr/building/,
 		"SET lsm_am.flush_delay_ms = 20;\n\\echo building\n$stmt;\n");
-	my $writing = 0;
-	for (1 .. 600)
-	{
-		$writing = 1, last if sql("SELECT count(*) FROM pg_stat_progress_create_index
-			WHERE relid = '$relid'::regclass AND phase = 'building index: writing run'") eq '1';
-		usleep(50_000);
-	}
-	ok($writing, "$what is writing its run at the crash");
+	ok(wait_until($sess, qq{SELECT count(*) = 1 FROM pg_stat_progress_create_index
+			WHERE relid = '$relid'::regclass AND phase = 'building index: writing run'},
+			"$what writing its run",
+			[ 'SELECT pid, relid::regclass, command, phase, blocks_done, blocks_total FROM pg_stat_progress_create_index',
+			  q{SELECT pid, state, wait_event, left(query, 60) FROM pg_stat_activity WHERE state = 'active'} ]),
+		"$what is writing its run at the crash");
 	crash();
 	eval { $s->quit };
 }

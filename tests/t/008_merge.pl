@@ -31,7 +31,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
 use LsmSession;
-use Time::HiRes qw(usleep time);
+use Time::HiRes qw(time);
 
 my $LOAD_SECONDS = 60;
 my $STALL_SECONDS = 20;
@@ -318,7 +318,8 @@ sub set_system
 
 # pid of an lsm_am worker of database $db flushing or compacting index $idx
 # ($kind: 'flush', 'compaction' or '' for either; the worker's query is
-# "lsm_am <kind> of index <schema>.<index>: <inputs>"); '' after 60 s.
+# "lsm_am <kind> of index <schema>.<index>: <inputs>"); '' after 180 s,
+# with what it saw.
 sub wait_worker_busy
 {
 	my ($db, $idx, $kind) = @_;
@@ -326,13 +327,9 @@ sub wait_worker_busy
 		WHERE backend_type = 'lsm_am worker' AND datname = '$db' AND state = 'active'
 		  AND (query LIKE 'lsm_am flush %' OR query LIKE 'lsm_am compaction %')
 		  AND query LIKE 'lsm_am $kind%' AND query LIKE '% of index %.$idx:%' LIMIT 1};
-	for (1 .. 600)
-	{
-		my $pid = sql($q);
-		return $pid if $pid ne '';
-		usleep(100_000);
-	}
-	return '';
+	return wait_until($sess, $q, "a worker of $db busy on $idx ($kind)",
+		[ $WORKERS, 'SELECT * FROM lsm_am.progress' ],
+		undef, qr/^\d+$/);
 }
 
 # Run $sql in $db with statement_timeout = 20s; must succeed.
@@ -349,17 +346,12 @@ sub timed_ddl
 	return $el;
 }
 
-# Poll $query until it returns 't', at most $secs seconds.
+# Poll $query until it returns 't', at most $secs seconds; false, with the
+# last output and the workers, after that.
 sub poll_for
 {
 	my ($secs, $query) = @_;
-	my $t0 = time;
-	while (time - $t0 < $secs)
-	{
-		return 1 if sql($query) eq 't';
-		usleep(200_000);
-	}
-	return 0;
+	return wait_until($sess, $query, "'$query'", $WORKERS, $secs);
 }
 
 sub log_pos { return -s $node->logfile; }
@@ -417,7 +409,7 @@ sub wait_merges
 	my ($idx, $what, $db) = @_;
 	$db //= 'postgres';
 	my $t0 = time;
-	my $r = $node->safe_psql($db, "SELECT lsm_am.wait_for_merges('$idx', '3 min')");
+	my $r = merges_done($node, $idx, '3 min', $db);
 	is($r, 't', "$what: wait_for_merges returns true");
 	note sprintf('%s: wait_for_merges took %.1f s', $what, time - $t0);
 }
@@ -588,12 +580,9 @@ for my $p (@POLICIES)
 	# wait_for_merges asks the picker; "pending" is the slot's request bits,
 	# which an insert that stalled may have set for work done since: the
 	# worker clears them when it wakes (within lsm_am.worker_naptime).
+	wait_until($sess, "SELECT pending FROM lsm_am.maintenance_stats('$idx')", "$p: ${idx}'s pending bits cleared",
+		[ $WORKERS, "SELECT * FROM lsm_am.maintenance_stats('$idx')" ], undef, 'f');
 	my $s = mstats($idx);
-	for (my $i = 0; $i < 150 && $s->{pending} ne 'f'; $i++)
-	{
-		usleep(100_000);
-		$s = mstats($idx);
-	}
 	note "$p: " . fmt_stats($s);
 	cmp_ok($s->{flushes}, '>', 0, "$p: flushes happened ($s->{flushes})");
 	cmp_ok($s->{compactions}, '>', 0, "$p: compactions happened ($s->{compactions})");
@@ -759,8 +748,8 @@ set_system('lsm_am.flush_delay_ms' => 0);
 # ------------------------------------------------------------------ 6. workers
 # 6a. lsm_am.max_workers = 0: backends flush and compact themselves
 set_system('lsm_am.max_workers' => 0);
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'")
+wait_until($sess, "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'",
+	'the workers exiting (max_workers = 0)', $WORKERS)
   or die 'workers did not exit';
 sql("SELECT make_table('t_nowork', 'leveled')");
 sql("INSERT INTO t_nowork (k) SELECT 1000000 + (random() * 1e12)::int8 FROM generate_series(1, 40000)");
@@ -803,7 +792,8 @@ isnt($kpid, '', "a worker is compacting t_kill_k (pid $kpid)");
 my $before = mstats('t_kill_k');
 my $kpos = log_pos();
 is(sql("SELECT pg_terminate_backend($kpid)"), 't', 'worker terminated');
-$node->poll_query_until('postgres', "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $kpid")
+wait_until($sess, "SELECT count(*) = 0 FROM pg_stat_activity WHERE pid = $kpid",
+	"the terminated worker $kpid exiting", $WORKERS)
   or die 'the worker did not exit';
 set_system('lsm_am.flush_delay_ms' => 0);
 # the interrupted compaction is done again by a worker, without help

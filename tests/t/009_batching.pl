@@ -129,7 +129,7 @@ $s->query_safe('COMMIT');
 agree('rolled-back subtransaction, TIDs reused', 30000, 30200);
 agree('rolled-back subtransaction: the parent\'s row', 20001, 20001);
 agree('rolled-back subtransaction: the reusing rows', 40000, 40200);
-is(sql("SELECT lsm_am.wait_for_merges('t_k')"), 't', 'merges done');
+is(merges_done($node, 't_k'), 't', 'merges done');
 is(sql("SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0', 'no page leaked');
 is(sql("SELECT lsm_am.verify('t_k', true)"), '', 'verify(t_k, true): sound and complete');
 
@@ -257,8 +257,10 @@ for my $ts ('lsm_ts2', 'pg_default')
 	$locker->query_safe('BEGIN');
 	$locker->query_safe("ALTER INDEX t_k SET TABLESPACE $ts");
 	$s->query_until(qr/committing/, "\\echo committing\nCOMMIT;\n\\echo committed\n");
-	$node->poll_query_until('postgres',
-		"SELECT state = 'idle' OR wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $spid")
+	wait_until($node, "SELECT state = 'idle' OR wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $spid",
+		"session $spid waiting for a lock or idle",
+		[ "SELECT pid, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity WHERE pid = $spid",
+		  "SELECT pid, locktype, relation::regclass, mode, granted FROM pg_locks WHERE relation = 't_k'::regclass" ])
 	  or die "session $spid neither waits nor is idle";
 	is(sql("SELECT wait_event_type || ':' || wait_event FROM pg_stat_activity WHERE pid = $spid"),
 		'Lock:relation',

@@ -58,7 +58,7 @@ sub follows
 	# are not logged, so the standby's file may end before the primary's.
 	# (the primary's worker may extend or cut it meanwhile: before and after)
 	my $p1 = psql_p($size);
-	$primary->wait_for_catchup($standby, 'replay');
+	wait_catchup($primary, $standby, 'replay');
 	my $s = psql_s($size);
 	my $p2 = psql_p($size);
 	my $p = $p1 > $p2 ? $p1 : $p2;

@@ -83,15 +83,14 @@ $node->stop('immediate');
 $node->start;
 my $started = sql('SELECT pg_postmaster_start_time()');
 
-# Wait until a query matches; fails the test after 60 s.
+# Wait until a query matches; fails the test after 180 s, with what it saw
+# and the sessions.
 sub poll_until
 {
 	my ($query, $name) = @_;
-	for (1 .. 6000)
-	{
-		return 1 if sql($query) eq 't';
-		usleep(10_000);
-	}
+	return 1 if wait_until($node, $query, $name,
+		q{SELECT pid, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity
+			WHERE backend_type = 'client backend'});
 	fail("timed out waiting: $name");
 	return 0;
 }
@@ -207,7 +206,7 @@ my $standby = PostgreSQL::Test::Cluster->new('replay_cancel_standby');
 $standby->init_from_backup($node, 'b', has_streaming => 1);
 $standby->start;
 sql('INSERT INTO t SELECT k + 1, v FROM t WHERE v % 7 = 0');
-$node->wait_for_catchup($standby);
+wait_catchup($node, $standby);
 my ($ret, $out, $err) = $standby->psql('postgres',
 	"SET lsm_am.replay_delay_ms = $DELAY_MS; SET statement_timeout = '1s'; $idx $q");
 like($err, qr/canceling statement due to statement timeout/, 'standby: a load is cancelled by statement_timeout');
@@ -215,7 +214,7 @@ my $primary_count = sql("SET enable_indexscan = off; SET enable_bitmapscan = off
 plan_like($standby, 'postgres', $idx, $q, qr/Index (Only )?Scan using t_k/, 'standby: the query');
 is($standby->safe_psql('postgres', "$idx $q"), $primary_count, 'standby: the load completes, every row');
 sql('INSERT INTO t SELECT k + 2, v FROM t WHERE v % 11 = 0');
-$node->wait_for_catchup($standby);
+wait_catchup($node, $standby);
 is($standby->safe_psql('postgres', "$idx $q"), sql("SET enable_indexscan = off; SET enable_bitmapscan = off; $q"),
 	'standby: and catches up with new log pages');
 

@@ -24,7 +24,7 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
+use Time::HiRes qw(usleep time);
 use FindBin;
 use lib $FindBin::RealBin;
 use LsmPlan;
@@ -45,12 +45,14 @@ $node->start;
 
 sub sql { return $node->safe_psql('postgres', $_[0]); }
 
-# Poll $q until it returns $want (or matches it, a Regexp); 120 s at most.
+# Poll $q until it returns $want (or matches it, a Regexp); 180 s at most
+# (timeout_default), then fails with what it saw, the workers and the jobs.
 sub poll_until
 {
 	my ($q, $want, $what) = @_;
 	my $got = '';
-	for (1 .. 1200)
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
 	{
 		$got = sql($q);
 		if (ref $want ? $got =~ $want : $got eq $want)
@@ -61,6 +63,7 @@ sub poll_until
 		usleep(100_000);
 	}
 	fail("$what (last: '$got')");
+	diag(show($node, $WORKERS, 'SELECT * FROM lsm_am.progress'));
 	return $got;
 }
 

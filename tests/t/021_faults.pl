@@ -156,20 +156,27 @@ sub wait_up
 	my ($what, $logpos) = @_;
 	if (defined $logpos)
 	{
+		my $reinit = 0;
 		for (1 .. 360)
 		{
-			last if slurp_file($node->logfile, $logpos) =~
+			$reinit = 1, last if slurp_file($node->logfile, $logpos) =~
 			  /all server processes terminated; reinitializing.*database system is ready to accept connections/s;
 			select(undef, undef, undef, 0.5);
 		}
+		diag("$what: no reinitialization in the log within 3 minutes; the log since the crash (tail):\n"
+			  . substr(slurp_file($node->logfile, $logpos), -4000)) unless $reinit;
 	}
+	my ($ret, $err);
 	for (1 .. 360)
 	{
 		# (psql may exit before it reads its input: IPC::Run then dies)
-		my $ret = eval { $node->psql('postgres', 'SELECT 1') } // 1;
+		($ret, undef, $err) = eval { $node->psql('postgres', 'SELECT 1') };
+		$ret //= 1;
+		$err = $@ if $@;
 		return 1 if $ret == 0;
 		select(undef, undef, undef, 0.5);
 	}
+	diag("$what: last connection attempt: $err; the log (tail):\n" . substr(slurp_file($node->logfile), -4000));
 	BAIL_OUT("$what: the server did not come back");
 }
 
@@ -291,7 +298,8 @@ sub worker_case
 	# inserts that fill memtables: the workers flush and compact them
 	my $ins = "WITH i AS (INSERT INTO f SELECT (random() * 1e7)::int8 FROM generate_series(1, 3000) RETURNING k) INSERT INTO g SELECT k FROM i";
 	my $fired = 0;
-	for (1 .. 120)
+	my $deadline = time + $PostgreSQL::Test::Utils::timeout_default;
+	while (time < $deadline)
 	{
 		eval { $node->psql('postgres', $ins) };
 		my $log = slurp_file($node->logfile, $logpos);
@@ -302,16 +310,21 @@ sub worker_case
 		}
 		select(undef, undef, undef, 0.25);
 	}
-	ok($fired, "$what: fired in a worker");
+	ok($fired, "$what: fired in a worker")
+	  or diag("$what: not in the log within $PostgreSQL::Test::Utils::timeout_default s of inserts; workers and f_k:\n"
+		  . show($node, $WORKERS, "SELECT * FROM lsm_am.maintenance_stats('f_k')")
+		  . "the log since (tail):\n" . substr(slurp_file($node->logfile, $logpos), -4000));
 	if ($kind eq 'panic')
 	{
 		# the postmaster exits (restart_after_crash = off): disarm, start
-		for (1 .. 120)
+		for (1 .. 360)
 		{
 			last if !-f $node->data_dir . '/postmaster.pid';
 			select(undef, undef, undef, 0.5);
 		}
-		ok(!-f $node->data_dir . '/postmaster.pid', "$what: the server stopped");
+		ok(!-f $node->data_dir . '/postmaster.pid', "$what: the server stopped")
+		  or diag("$what: postmaster.pid still there after 3 minutes; the log since the fault (tail):\n"
+			  . substr(slurp_file($node->logfile, $logpos), -4000));
 		my $auto = $node->data_dir . '/postgresql.auto.conf';
 		my $conf = slurp_file($auto);
 		$conf =~ s/^lsm_am\.fault = .*\n//m;
@@ -329,7 +342,7 @@ sub worker_case
 		sql('SELECT pg_reload_conf()');
 	}
 	wait_up($what);
-	is(sql("SELECT lsm_am.wait_for_merges('f_k', '2 minutes')"), 't',
+	is(merges_done($sess, 'f_k', '2 minutes'), 't',
 		"$what: the workers finish the work after the fault");
 	agree($what);
 }

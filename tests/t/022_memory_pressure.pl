@@ -94,8 +94,8 @@ phase('with workers');
 
 $node->append_conf('postgresql.conf', "lsm_am.max_workers = 0\n");
 $node->reload;
-$node->poll_query_until('postgres',
-	"SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'")
+wait_until($sess, "SELECT count(*) = 0 FROM pg_stat_activity WHERE backend_type = 'lsm_am worker'",
+	'the workers exiting (max_workers = 0)', $WORKERS)
   or die 'workers did not exit';
 phase('without workers');
 

@@ -269,8 +269,12 @@ cmp_ok($total{ok}, '>', 20, "the clients did work ($total{ok} transactions; $tot
 
 # the server is up; nothing is left waiting
 $node->poll_query_until('postgres', 'SELECT true') or die 'the server did not come back';
-ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM pg_stat_activity
-	WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle'}),
+ok(wait_until($node, q{SELECT count(*) = 0 FROM pg_stat_activity
+	WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle'},
+		'the client backends ending',
+		[ q{SELECT pid, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity
+			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND state <> 'idle'},
+		  'SELECT pid, locktype, relation::regclass, mode, granted FROM pg_locks WHERE NOT granted' ]),
 	'no client backend left running or waiting');
 # an index that a restart interrupted the rebuild of: put it back
 my $invalid = sql("SELECT string_agg(c.relname, ' ') FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid

@@ -177,8 +177,11 @@ sub wait_case
 	my $bpid = $b->query_safe('SELECT pg_backend_pid()');
 	$b->{stderr} = '';
 	$b->query_until(qr/sent/, "\\echo sent\n" . sprintf($second, $key) . ";\n");
-	ok( $node->poll_query_until('postgres',
-			"SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $bpid AND locktype = 'transactionid' AND NOT granted)"),
+	ok( wait_until($node,
+			"SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $bpid AND locktype = 'transactionid' AND NOT granted)",
+			"$name: session $bpid waiting for the first one's transaction",
+			[ "SELECT pid, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity WHERE pid = $bpid",
+			  "SELECT pid, locktype, relation::regclass, transactionid, mode, granted FROM pg_locks WHERE pid = $bpid OR NOT granted" ]),
 		"$name: the second session waits for the first one's transaction");
 	$a->query_safe($finish);
 	my $out = $b->query('SELECT 1');
@@ -247,7 +250,7 @@ is($node->safe_psql('postgres',
 		  . "ON CONFLICT (k) DO NOTHING RETURNING 1) SELECT count(*) FROM i"),
 	'10', 'ON CONFLICT DO NOTHING after the crash inserts only the new keys');
 
-$node->wait_for_catchup($standby);
+wait_catchup($node, $standby);
 is( query_planned($standby, 'postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off;',
 		"SELECT count(*) FROM cr WHERE k = md5('2999')::uuid", qr/Index Scan using cr_k /,
 		'standby: index scan of cr_k'),

@@ -99,13 +99,14 @@ my $holder = hold_two_slots();
 my $writer = $node->background_psql('postgres');
 my $wpid = pid_of($writer);
 $writer->query_until(qr/go/, "\\echo go\nINSERT INTO c SELECT g FROM generate_series(1001, 2000) g;\n\\echo inserted\n");
-ok($node->poll_query_until('postgres',
-		"SELECT state = 'active' AND wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $wpid"),
+my $wrow = "SELECT pid, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity WHERE pid = $wpid";
+ok(wait_until($node, "SELECT state = 'active' AND wait_event_type = 'Extension' FROM pg_stat_activity WHERE pid = $wpid",
+		"the insert ($wpid) waiting for a memtable slot", $wrow),
 	'an insert into a third lsm index waits for a memtable slot (wait event Extension)');
 is(sql("SELECT count(*) FROM c"), '1000', 'while it waits its rows are not there');
 $holder->query_safe('COMMIT');
-ok($node->poll_query_until('postgres',
-		"SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $wpid"),
+ok(wait_until($node, "SELECT state = 'idle' FROM pg_stat_activity WHERE pid = $wpid",
+		"the insert ($wpid) going on after the cursors closed", $wrow),
 	'the cursors closed: the insert went on');
 like($writer->query_safe('SELECT 1'), qr/1/, 'the waiting session is fine');
 agree('after waiting for a slot', 'c', 'c_k');
@@ -191,7 +192,7 @@ SELECT lsm_am.flush('t_k');
 	# the index works again: inserts, a flush, the workers' merges, compact()
 	sql('INSERT INTO t SELECT (random() * 1e12)::int8 FROM generate_series(1, 60000)');
 	is(sql("SELECT lsm_am.flush('t_k')"), '', 'space back: flush() works');
-	is(sql("SELECT lsm_am.wait_for_merges('t_k', '2 minutes')"), 't', 'space back: the workers merge');
+	is(merges_done($sess, 't_k', '2 minutes'), 't', 'space back: the workers merge');
 	($ret, $out, $err) = $node->psql('postgres', "SELECT lsm_am.compact('t_k')");
 	is($ret, 0, 'space back: compact() works') or diag($err);
 	agree('space back', 't', 't_k');
