@@ -15,7 +15,7 @@
 #   LSM_PG=15,18                               # the same as --pg (CI sets it)
 #   LSM_JOBS=N                                 # the same as --jobs N
 #   LSM_DIFF_SEED=N                            # seed of tap/004_differential
-#   LSM_TAP_TIMEOUT=900                        # seconds before a TAP file is killed
+#   LSM_TAP_TIMEOUT=1800                       # seconds before a TAP file is killed
 #   LSM_FUZZ_SECONDS=20                        # seconds per fuzz target (unit stage)
 #
 # Stages: unit (tests/check_layers.sh, tests/check_docs.sh, then GoogleTest, `make -C tests/unit
@@ -111,7 +111,7 @@ else
 	export LSM_SOAK_SECONDS=${LSM_SOAK_SECONDS:-60}
 	export LSM_PRESSURE_SECONDS=${LSM_PRESSURE_SECONDS:-20}
 	export LSM_FUZZ_SECONDS=${LSM_FUZZ_SECONDS:-20}
-	export LSM_TAP_TIMEOUT=${LSM_TAP_TIMEOUT:-900}
+	export LSM_TAP_TIMEOUT=${LSM_TAP_TIMEOUT:-1800}
 fi
 
 require_root
