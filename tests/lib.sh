@@ -8,6 +8,19 @@
 # or port 5432.
 
 LSM_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The Debian release and its own PostgreSQL: 12 (bookworm) packages 15, 13
+# (trixie, in the chroot of tests/chroot.sh) packages 17.
+LSM_DEB_CODENAME=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+case $LSM_DEB_CODENAME in
+trixie) LSM_DEB_PG=17 ;;
+*) LSM_DEB_PG=15 ;;
+esac
+# Build products of another Debian (the checkout is shared with the chroot)
+# go to other directories: tests/unit/build-trixie, tests/fuzz/build-trixie.
+if [ "$LSM_DEB_PG" = 15 ]; then LSM_BUILD_SUFFIX=; else LSM_BUILD_SUFFIX=-$LSM_DEB_CODENAME; fi
+export LSM_BUILD_SUFFIX
+# The Debian 13 chroot that PostgreSQL 17 is tested in (tests/chroot.sh).
+LSM_PG17_CHROOT=${LSM_PG17_CHROOT:-trixie-pg17}
 # The PostgreSQL to build against and test with: PG_CONFIG names it (the
 # system's PostgreSQL 15 by default); every other path is derived from it.
 # lsm_use_pg_config PATH switches to another installation (tests/run_all.sh
@@ -35,15 +48,17 @@ if [ -n "${PG_CONFIG:-}" ]; then
 elif [ -n "${PG_BINDIR:-}" ]; then
 	lsm_use_pg_config "$PG_BINDIR/pg_config"
 else
-	lsm_use_pg_config /usr/lib/postgresql/15/bin/pg_config
+	lsm_use_pg_config "/usr/lib/postgresql/$LSM_DEB_PG/bin/pg_config"
 fi
-# The PostgreSQL 15 to test on and to pg_upgrade from: LSM_PG15_CONFIG, else
-# PG_CONFIG when it names a 15 (a relocated copy), else the system's.
+# The system's PostgreSQL (15 on Debian 12, 17 on Debian 13: LSM_DEB_PG) to
+# test on and to pg_upgrade from: LSM_PG15_CONFIG (its name is older than
+# the Debian 13 chroot), else PG_CONFIG when it names that version (a
+# relocated copy), else the system's.
 if [ -z "${LSM_PG15_CONFIG:-}" ]; then
-	if [ "$PG_MAJOR" = 15 ]; then
+	if [ "$PG_MAJOR" = "$LSM_DEB_PG" ]; then
 		LSM_PG15_CONFIG=$PG_CONFIG
 	else
-		LSM_PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+		LSM_PG15_CONFIG=/usr/lib/postgresql/$LSM_DEB_PG/bin/pg_config
 	fi
 fi
 export LSM_PG15_CONFIG
@@ -51,13 +66,24 @@ export LSM_PG15_CONFIG
 LSM_PG18_CACHE=${LSM_PG18_CACHE:-/var/cache/lsm_am}
 export LSM_PG18_CACHE
 
-# lsm_select_pg VERSION SKIP_SETUP: switch to PostgreSQL VERSION (15 or 18).
+# lsm_select_pg VERSION SKIP_SETUP: switch to PostgreSQL VERSION (15, 17 or 18).
 # 18 is built by tests/build_pg18.sh unless already built (with SKIP_SETUP=1
 # an existing build is required).
 lsm_select_pg() {
 	local v=$1 skip=${2:-0} pgc start=$SECONDS
 	case $v in
 	15) lsm_use_pg_config "$LSM_PG15_CONFIG" ;;
+	17)
+		# Debian 13's own package: inside the chroot (tests/run_all.sh --pg 17
+		# runs itself there)
+		# (its first run there installs the packages first)
+		if [ ! -x /usr/lib/postgresql/17/bin/pg_config ] && [ "$LSM_DEB_PG" = 17 ] && [ "$skip" != 1 ]; then
+			ensure_packages >&2 || return 1
+		fi
+		[ -x /usr/lib/postgresql/17/bin/pg_config ] ||
+			{ lsm_log "PostgreSQL 17 is tested inside the Debian 13 chroot (tests/run_all.sh --pg 17 goes there)"; return 1; }
+		lsm_use_pg_config /usr/lib/postgresql/17/bin/pg_config
+		;;
 	18)
 		if [ -n "${LSM_PG18_CONFIG:-}" ]; then
 			lsm_use_pg_config "$LSM_PG18_CONFIG"
@@ -70,19 +96,24 @@ lsm_select_pg() {
 			lsm_log "PostgreSQL 18 ready in $((SECONDS - start))s"
 		fi
 		;;
-	*) lsm_log "unsupported PostgreSQL version '$v' (15 or 18)"; return 1 ;;
+	*) lsm_log "unsupported PostgreSQL version '$v' (15, 17 or 18)"; return 1 ;;
 	esac
 	[ "$PG_MAJOR" = "$v" ] || { lsm_log "$PG_CONFIG is PostgreSQL $PG_MAJOR, not $v"; return 1; }
 }
 PG_USER=postgres
 
 # Debian packages the build and every test stage need.
+# (the Debian release's own PostgreSQL; clang with libFuzzer's runtime: 14
+# on Debian 12, the default clang on 13)
 LSM_PACKAGES=(
-	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
+	"postgresql-$LSM_DEB_PG" "postgresql-server-dev-$LSM_DEB_PG" "postgresql-$LSM_DEB_PG-pgtap"
 	libtap-parser-sourcehandler-pgtap-perl libipc-run-perl
-	libxxhash-dev libgtest-dev g++ make locales
-	clang-14 libclang-rt-14-dev ccache
+	libxxhash-dev libgtest-dev g++ make locales ccache
 )
+case $LSM_DEB_PG in
+15) LSM_PACKAGES+=(clang-14 libclang-rt-14-dev) ;;
+*) LSM_PACKAGES+=(clang libclang-rt-dev libicu-dev procps psmisc) ;;
+esac
 
 # The libc locale the collation error test refuses (any non-C libc locale).
 LSM_TEST_LIBC_LOCALE=en_US.UTF-8
@@ -129,7 +160,8 @@ ensure_packages() {
 # first (.pg_build_stamp records which one they belong to).
 build_and_install() {
 	local stamp=$LSM_REPO/.pg_build_stamp want
-	want="$PG_CONFIG $("$PG_CONFIG" --version)"
+	# (the Debian too: 18 has the same path in the Debian 13 chroot)
+	want="$PG_CONFIG $("$PG_CONFIG" --version) ${LSM_DEB_CODENAME:-}"
 	if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 		make -s -C "$LSM_REPO" clean PG_CONFIG="$PG_CONFIG" >&2 || return 1
 	fi
@@ -159,7 +191,7 @@ make_scratch_dir() {
 copy_tests_to() {
 	local dest=$1
 	tar -C "$LSM_REPO" -cf - --exclude=.git --exclude='*.o' --exclude='*.so' \
-		--exclude='*.bc' --exclude=tmp_check --exclude=regress_out --exclude=tests/unit/build --exclude=tests/fuzz/build \
+		--exclude='*.bc' --exclude=tmp_check --exclude=regress_out --exclude='tests/unit/build*' --exclude='tests/fuzz/build*' \
 		sql expected tests bench 2>/dev/null | tar -C "$dest" -xf -
 	chown -R "$PG_USER:" "$dest"
 }

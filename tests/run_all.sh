@@ -12,7 +12,16 @@
 #   bash tests/run_all.sh --pg 18              # on PostgreSQL 18 (built once by
 #                                              # tests/build_pg18.sh, cached)
 #   bash tests/run_all.sh --pg 15,18           # on each version in turn
-#   LSM_PG=15,18                               # the same as --pg (CI sets it)
+#   bash tests/run_all.sh --pg 17              # on Debian 13's PostgreSQL 17, in a
+#                                              # Debian 13 chroot (tests/chroot.sh,
+#                                              # made once), then pg_upgrade 17 to 18
+#                                              # there (18 built there once)
+#   LSM_PG=15,17,18                            # the same as --pg (CI sets it)
+#   LSM_PG17_FULL=1                            # with --pg 15,17,18: the whole suite
+#                                              # on 17 (default: regress, pgTAP, the
+#                                              # differential, crash and upgrade TAP
+#                                              # files; --long runs it whole)
+#   LSM_TAP_FILES="002 004"                    # the TAP stage runs only these files
 #   LSM_JOBS=N                                 # the same as --jobs N
 #   LSM_DIFF_SEED=N                            # seed of tap/004_differential
 #   LSM_TAP_TIMEOUT=1800                       # seconds before a TAP file is killed
@@ -74,7 +83,7 @@ while [ $# -gt 0 ]; do
 		shift
 		;;
 	--pg)
-		[ $# -ge 2 ] || lsm_die "--pg needs 15, 18 or 15,18"
+		[ $# -ge 2 ] || lsm_die "--pg needs 15, 17, 18 or a list such as 15,17,18"
 		PG_VERSIONS=$2
 		shift 2
 		;;
@@ -92,6 +101,7 @@ while [ $# -gt 0 ]; do
 	*) FILTERS+=("$1"); CHILD_ARGS+=("$1"); shift ;;
 	esac
 done
+USER_STAGES=${#STAGES[@]} # stages named by --only (0: all)
 [ ${#STAGES[@]} -gt 0 ] || STAGES=(unit regress pgtap tap)
 for s in "${STAGES[@]}"; do
 	case $s in unit | regress | pgtap | tap) ;; *) lsm_die "unknown stage '$s'" ;; esac
@@ -120,8 +130,11 @@ cd "$LSM_REPO"
 # ---------------------------------------------------------------- versions
 IFS=', ' read -r -a VERSIONS <<<"$PG_VERSIONS"
 for v in "${VERSIONS[@]}"; do
-	case $v in 15 | 18) ;; *) lsm_die "unsupported PostgreSQL version '$v' (15 or 18)" ;; esac
+	case $v in 15 | 17 | 18) ;; *) lsm_die "unsupported PostgreSQL version '$v' (15, 17 or 18)" ;; esac
 done
+# The TAP files of 17 in a run of several versions, unless --long or
+# LSM_PG17_FULL=1: the differential, crash and upgrade files.
+LSM_PG17_CI_TAP=${LSM_PG17_CI_TAP:-"002_crash 004_differential 007_recovery 012_upgrade"}
 if [ ${#VERSIONS[@]} -gt 1 ]; then
 	# One run of this script per version; the counts are summed.
 	total_pass=0 total_fail=0 lines=()
@@ -131,8 +144,15 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 		out=$(mktemp)
 		# the sanitizer build and the fuzzers test the core and the key codec,
 		# the same for every server version: the first version's run has them
-		LSM_UNIT_ONCE_DONE=$([ "$v" = "${VERSIONS[0]}" ] && echo 0 || echo 1) \
-			bash "$LSM_REPO/tests/run_all.sh" --pg "$v" "${CHILD_ARGS[@]}" 2>&1 | tee "$out"
+		vargs=("${CHILD_ARGS[@]}") venv=()
+		if [ "$v" = 17 ] && [ "$LONG" != 1 ] && [ "${LSM_PG17_FULL:-0}" != 1 ] &&
+			[ ${#FILTERS[@]} -eq 0 ] && [ "$USER_STAGES" -eq 0 ]; then
+			vargs+=(--only regress,pgtap,tap)
+			venv=(LSM_TAP_FILES="$LSM_PG17_CI_TAP")
+			lsm_log "PostgreSQL 17: regress, pgTAP and the TAP files $LSM_PG17_CI_TAP (LSM_PG17_FULL=1 or --long: all)"
+		fi
+		env LSM_UNIT_ONCE_DONE=$([ "$v" = "${VERSIONS[0]}" ] && echo 0 || echo 1) "${venv[@]}" \
+			bash "$LSM_REPO/tests/run_all.sh" --pg "$v" "${vargs[@]}" 2>&1 | tee "$out"
 		rc=${PIPESTATUS[0]}
 		last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
 		rm -f "$out"
@@ -154,6 +174,48 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 	echo "  total: ${SECONDS}s wall"
 	echo "$total_pass passed, $total_fail failed"
 	[ "$total_fail" -eq 0 ]
+	exit
+fi
+# PostgreSQL 17 as Debian 13 packages it: this script again, inside the
+# Debian 13 chroot of tests/chroot.sh (made once, about ten minutes; its
+# packages, and the 18 it upgrades to, are installed there by its own first
+# run), then the pg_upgrade test from 17 to 18 in the same chroot.
+if [ ${#VERSIONS[@]} -eq 1 ] && [ "${VERSIONS[0]}" = 17 ] && [ -z "${LSM_IN_CHROOT:-}" ]; then
+	t0=$SECONDS
+	if ! bash "$LSM_REPO/tests/chroot.sh" ensure "$LSM_PG17_CHROOT" trixie >/dev/null; then
+		echo "0 passed, 1 failed"
+		lsm_die "the Debian 13 chroot for PostgreSQL 17 could not be made (tests/chroot.sh)"
+	fi
+	# the child's arguments: its stages and filters, --skip-setup (jobs and
+	# --long travel in LSM_JOBS and LSM_LONG)
+	out=$(mktemp)
+	bash "$LSM_REPO/tests/chroot.sh" run "$LSM_PG17_CHROOT" \
+		bash "$LSM_REPO/tests/run_all.sh" --pg 17 "${CHILD_ARGS[@]}" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	up=0
+	for s in "${STAGES[@]}"; do [ "$s" = tap ] && up=1; done
+	if [ $up = 1 ] && [ -n "${LSM_TAP_FILES:-}" ]; then
+		case " $LSM_TAP_FILES " in *012*) ;; *) up=0 ;; esac
+	fi
+	if [ $up = 1 ] && [ ${#FILTERS[@]} -gt 0 ]; then
+		up=0
+		for f in "${FILTERS[@]}"; do case 012_upgrade.pl in *"$f"*) up=1 ;; esac; done
+	fi
+	if [ $up = 1 ]; then
+		lsm_log "pg_upgrade from 17 to 18 in the chroot (18 built there once by tests/build_pg18.sh)"
+		skip=()
+		[ "$SKIP_SETUP" = 1 ] && skip=(--skip-setup)
+		bash "$LSM_REPO/tests/chroot.sh" run "$LSM_PG17_CHROOT" env LSM_TAP_FILES= \
+			bash "$LSM_REPO/tests/run_all.sh" --pg 18 "${skip[@]}" --only tap 012_upgrade 2>&1 | tee -a "$out"
+		[ "${PIPESTATUS[0]}" = 0 ] || rc=1
+	fi
+	p=0 f=0
+	while read -r a _ b _; do p=$((p + a)) f=$((f + b)); done < <(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out")
+	rm -f "$out"
+	[ $rc -ne 0 ] && [ $f -eq 0 ] && f=1
+	echo "  PostgreSQL 17 (Debian 13 chroot $LSM_PG17_CHROOT)$([ $up = 1 ] && echo ', with pg_upgrade 17 to 18'): $((SECONDS - t0))s"
+	echo "$p passed, $f failed"
+	[ $f -eq 0 ]
 	exit
 fi
 if [ ${#VERSIONS[@]} -eq 1 ]; then
@@ -534,6 +596,11 @@ if want_stage tap; then
 	for f in "$SRC"/tests/t/*.pl; do
 		[ -e "$f" ] && wanted "$f" || continue
 		name=$(basename "$f" .pl)
+		if [ -n "${LSM_TAP_FILES:-}" ]; then
+			keep=0
+			for w in $LSM_TAP_FILES; do case $name in *"$w"*) keep=1 ;; esac; done
+			[ $keep = 1 ] || continue
+		fi
 		add_job "tap/$name" "job_tap $name"
 		NTAP=$((NTAP + 1))
 	done

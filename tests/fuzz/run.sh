@@ -45,7 +45,7 @@ done
 case $SECONDS_PER_TARGET in '' | *[!0-9]*) echo "--seconds: not a number" >&2; exit 2 ;; esac
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-OUT=${LSM_FUZZ_OUT:-$HERE/build/out}
+OUT=${LSM_FUZZ_OUT:-$HERE/build${LSM_BUILD_SUFFIX:-}/out}
 mkdir -p "$OUT"
 
 echo "==> fuzz: building (make -C tests/fuzz, clang $(clang-14 --version 2>/dev/null | sed -n 's/.*version \([0-9.]*\).*/\1/p;q'))"
@@ -55,7 +55,7 @@ if ! make -s -C "$HERE" -j2 PG_CONFIG="$PG_CONFIG" >"$OUT/build.log" 2>&1; then
 	exit 1
 fi
 rm -rf "$OUT/seeds"
-ASAN_OPTIONS=detect_leaks=0 "$HERE/build/gen_corpus" "$OUT/seeds" || exit 1
+ASAN_OPTIONS=detect_leaks=0 "$HERE/build${LSM_BUILD_SUFFIX:-}/gen_corpus" "$OUT/seeds" || exit 1
 
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1
@@ -71,7 +71,7 @@ for t in "${TARGETS[@]}"; do
 	echo "==> fuzz: $t for ${SECONDS_PER_TARGET}s"
 	# -max_len: a page's content area is under 8 kB; -timeout: an input that
 	# takes seconds is a hang (a loop on bad bytes), reported like a crash.
-	"$HERE/build/fuzz_$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=8192 \
+	"$HERE/build${LSM_BUILD_SUFFIX:-}/fuzz_$t" -max_total_time="$SECONDS_PER_TARGET" -max_len=8192 \
 		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$crashes/" "${dirs[@]}" >"$log" 2>&1
 	rc=$?
@@ -88,7 +88,7 @@ for t in "${TARGETS[@]}"; do
 		echo "---- fuzz_$t failed (exit $rc); tail of $log ----"
 		grep -vE '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' "$log" | tail -n 40
 		echo "fuzz: $t: reproducer ${artifact:-(none written)}"
-		echo "fuzz: replay with: $HERE/build/fuzz_$t ${artifact:-INPUT}"
+		echo "fuzz: replay with: $HERE/build${LSM_BUILD_SUFFIX:-}/fuzz_$t ${artifact:-INPUT}"
 		summary+=("$(printf '%-10s FAILED  reproducer %s' "$t" "${artifact:-none}")")
 	else
 		summary+=("$(printf '%-10s ok  %9s execs  %7s exec/s  cov %5s  ft %6s  corpus %5s  rss %sMB' \

@@ -1,5 +1,6 @@
-# 012_upgrade.pl — pg_upgrade from PostgreSQL 15 to the version under test
-# keeps lsm indexes working.
+# 012_upgrade.pl — pg_upgrade from an older PostgreSQL (15 on Debian 12, 17
+# in the Debian 13 chroot) to the version under test keeps lsm indexes
+# working.
 #
 # The on-disk format is lsm_am's own (metapage, log pages, runs) and does not
 # depend on the server version, and pg_upgrade keeps relfilenodes and
@@ -10,9 +11,10 @@
 # answers it gave before, the memtable must be rebuilt from the log pages, and
 # inserts, flushes, compactions and VACUUM must work.
 #
-# Runs only on 18 with LSM_UPGRADE_FROM naming a PostgreSQL 15 installation
-# (the directory holding bin/) that has lsm_am installed; tests/run_all.sh
-# --pg 18 sets it.
+# Runs only on 18 with LSM_UPGRADE_FROM naming an older PostgreSQL
+# installation (the directory holding bin/) that has lsm_am installed;
+# tests/run_all.sh --pg 18 sets it (the system's 15, or inside the Debian 13
+# chroot its 17).
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -25,7 +27,7 @@ use LsmCluster;
 my $old_install = $ENV{LSM_UPGRADE_FROM} // '';
 my $new_version = PostgreSQL::Test::Cluster->new('probe')->pg_version;
 plan skip_all => 'pg_upgrade is tested on PostgreSQL 18 only' if $new_version < 18;
-plan skip_all => 'LSM_UPGRADE_FROM (a PostgreSQL 15 installation) is not set'
+plan skip_all => 'LSM_UPGRADE_FROM (an older PostgreSQL installation) is not set'
   if $old_install eq '';
 my $old_libdir = `$old_install/bin/pg_config --pkglibdir`;
 chomp $old_libdir;
@@ -42,7 +44,8 @@ my $old = PostgreSQL::Test::Cluster->new('old', install_path => $old_install);
 $old->init(extra => [ initdb_args() ]);
 $old->append_conf('postgresql.conf', $conf);
 $old->start;
-ok($old->pg_version < 16, "old cluster runs " . $old->pg_version);
+my $old_major = $old->pg_version->major;
+ok($old->pg_version < $new_version, "old cluster runs " . $old->pg_version . ", older than $new_version");
 
 sub osql { return $old->safe_psql('postgres', $_[0]); }
 
@@ -113,7 +116,7 @@ $old->stop;
 
 # ---------------------------------------------------------------- upgrade
 my $new = PostgreSQL::Test::Cluster->new('new');
-# 18's initdb turns data checksums on by default; the 15 cluster has none.
+# 18's initdb turns data checksums on by default; the old cluster has none.
 $new->init(extra => [ '--no-data-checksums', initdb_args() ]);
 $new->append_conf('postgresql.conf', $conf);
 
@@ -126,7 +129,7 @@ my $upgraded = run_log(
 		'-b', $old->config_data('--bindir'), '-B', $new->config_data('--bindir'),
 		'-s', $sockdir, '-p', $old->port, '-P', $new->port,
 	]);
-ok($upgraded, 'pg_upgrade from 15 with lsm indexes succeeds') or do
+ok($upgraded, "pg_upgrade from $old_major with lsm indexes succeeds") or do
 {
 	# show why: pg_upgrade keeps its logs in the new data directory
 	for my $f (glob($new->data_dir . '/pg_upgrade_output.d/*/log/*.log'))

@@ -35,6 +35,13 @@ use LsmCluster;
 
 my $ROWS = 200000;
 my $DELAY_MS = 10;				# per replayed log page
+# (b) and (e) cancel or end a load from outside after several round trips
+# of the test (each a new connection: a second or more on a loaded machine),
+# so their loads are slower: at 10 ms a load of some 450 pages took 5 s, and
+# in a round of the whole suite on 18 beside another (load average 9) it
+# ended before the cancel came (the loader's statement then succeeded).
+# At 50 ms it takes some 25 s; both are stopped long before that.
+my $SLOW_MS = 50;
 
 my $node = PostgreSQL::Test::Cluster->new('replay_cancel');
 $node->init(allows_streaming => 1, extra => [ initdb_args() ]);
@@ -112,6 +119,8 @@ for my $i (1 .. 3)
 	$a->query_safe('RESET statement_timeout');
 }
 is(sql('SELECT pg_postmaster_start_time()'), $started, '(a) the server kept running');
+
+$a->query_safe("SET lsm_am.replay_delay_ms = $SLOW_MS");
 
 # (b) A loads; B, started 300 ms later, waits for it (whichever of the two
 # began the load, the other must wait); the waiter, then the loader, are
