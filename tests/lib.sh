@@ -81,7 +81,7 @@ LSM_PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
 	libtap-parser-sourcehandler-pgtap-perl libipc-run-perl
 	libxxhash-dev libgtest-dev g++ make locales
-	clang-14 libclang-rt-14-dev ccache
+	clang-14 libclang-rt-14-dev ccache unzip
 )
 
 # The libc locale the collation error test refuses (any non-C libc locale).
