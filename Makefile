@@ -47,7 +47,23 @@ src/core/%.o: src/core/%.cc $(wildcard src/core/*.h)
 
 $(SHIM_SRCS:.c=.o): $(wildcard src/*.h src/*/*.h) src/core/lsm_core.h
 
-.PHONY: unit check-layers
+# `make dist`: lsm_am-X.Y.0.zip, the PGXN distribution of the committed tree
+# (HEAD; uncommitted changes are not in it), a top folder lsm_am-X.Y.0.  Its
+# version is the committed META.json's, which must be lsm_am.control's
+# default_version X.Y written as semver (X.Y.0), or make stops.
+# tests/dist_test.sh (unit stage) builds and installs the zip with PGXS alone.
+.PHONY: unit check-layers dist
+dist:
+	@v=$$(git show HEAD:META.json 2>/dev/null | perl -MJSON::PP -0777 -ne 'print decode_json($$_)->{version}' 2>/dev/null); \
+	e=$$(git show HEAD:lsm_am.control 2>/dev/null | sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p"); \
+	if [ -z "$$v" ] || { [ "$$v" != "$$e.0" ] && [ "$$v" != "$$e" ]; }; then \
+		echo "make dist: the committed META.json says version '$$v', lsm_am.control's default_version is '$$e' (want $$e.0)" >&2; \
+		exit 1; \
+	fi; \
+	[ -z "$$(git status --porcelain)" ] || echo "make dist: the zip is made from HEAD; uncommitted changes are not in it" >&2; \
+	echo "git archive --format zip --prefix=$(EXTENSION)-$$v/ -o $(EXTENSION)-$$v.zip HEAD"; \
+	git archive --format zip --prefix=$(EXTENSION)-$$v/ -o $(EXTENSION)-$$v.zip HEAD
+
 unit:
 	$(MAKE) -C tests/unit check
 

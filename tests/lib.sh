@@ -108,7 +108,7 @@ PG_USER=postgres
 LSM_PACKAGES=(
 	"postgresql-$LSM_DEB_PG" "postgresql-server-dev-$LSM_DEB_PG" "postgresql-$LSM_DEB_PG-pgtap"
 	libtap-parser-sourcehandler-pgtap-perl libipc-run-perl
-	libxxhash-dev libgtest-dev g++ make locales ccache
+	libxxhash-dev libgtest-dev g++ make locales ccache unzip
 )
 case $LSM_DEB_PG in
 15) LSM_PACKAGES+=(clang-14 libclang-rt-14-dev) ;;

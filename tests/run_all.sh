@@ -30,13 +30,14 @@
 # Stages: unit (tests/check_layers.sh, tests/check_docs.sh, then GoogleTest, `make -C tests/unit
 # check`, the same under ASan+UBSan, `make -C tests/unit check SANITIZE=1`, and
 # the libFuzzer targets, tests/fuzz/run.sh; with --pg 15,18 these two run
-# with the first version only), regress (pg_regress, sql/*.sql against
+# with the first version only; and tests/dist_test.sh, the PGXN zip built
+# and installed with PGXS alone), regress (pg_regress, sql/*.sql against
 # expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap (prove,
 # tests/t/*.pl with PostgreSQL::Test::Cluster).
 #
-# Jobs: the unit tests, the sanitizer build, the fuzzers, pg_regress, pgTAP
-# and every TAP file are separate jobs; up to --jobs of them (default 4 on
-# this project's 2-core machines: the TAP files spend much of their time
+# Jobs: the unit tests, the sanitizer build, the fuzzers, the distribution
+# test, pg_regress, pgTAP and every TAP file are separate jobs; up to --jobs
+# of them (default 4 on this project's 2-core machines: the TAP files spend much of their time
 # waiting on servers, and 4 kept both cores 93% busy) run at once, the slowest first (their last times are
 # kept in $LSM_PG18_CACHE/test-times-PGMAJOR).  Each job has its own
 # directory, TMPDIR, log and clusters; a job's output is printed whole when
@@ -96,7 +97,7 @@ while [ $# -gt 0 ]; do
 	--jobs=*) JOBS=${1#--jobs=}; shift ;;
 	--long) LONG=1; shift ;;
 	--skip-setup) SKIP_SETUP=1; CHILD_ARGS+=("$1"); shift ;;
-	-h | --help) sed -n '2,49p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,51p' "$0"; exit 0 ;;
 	-*) lsm_die "unknown option $1" ;;
 	*) FILTERS+=("$1"); CHILD_ARGS+=("$1"); shift ;;
 	esac
@@ -418,6 +419,22 @@ job_asan() {
 	fi
 }
 
+# The PGXN distribution: META.json valid and agreeing with lsm_am.control,
+# and the zip of `make dist` (of HEAD) built and installed with PGXS alone,
+# against this run's PostgreSQL, into a temporary DESTDIR.
+job_dist() {
+	local log=$JOB_DIR/dist.log
+	lsm_log "unit: tests/dist_test.sh"
+	if TMPDIR=$JOB_DIR bash "$LSM_REPO/tests/dist_test.sh" >"$log" 2>&1; then
+		grep '^dist: ' "$log"
+		record ok unit/dist
+	else
+		echo "---- tests/dist_test.sh (tail) ----"
+		tail -n 60 "$log"
+		record fail "unit/dist (tests/dist_test.sh: META.json, make dist, or the zip's PGXS build and install)"
+	fi
+}
+
 # The decoders of disk bytes under libFuzzer, LSM_FUZZ_SECONDS per target.
 job_fuzz() {
 	local log=$JOB_DIR/fuzz.log
@@ -569,6 +586,7 @@ add_job() { JOB_LIST+=("$1"$'\t'"$2"); }
 
 if want_stage unit; then
 	add_job unit job_unit
+	add_job unit/dist job_dist
 	if [ "${LSM_UNIT_ONCE_DONE:-0}" != 1 ]; then
 		add_job unit/asan job_asan
 		add_job unit/fuzz job_fuzz
@@ -612,7 +630,7 @@ fi
 # PostgreSQL 15), one not listed goes first: it may be slow.
 declare -A DEFAULT_TIME=(
 	[tap/021_faults]=295 [tap/008_merge]=288 [unit/asan]=164 [unit/fuzz]=133
-	[tap/013_space]=121 [unit]=113 [tap/022_memory_pressure]=87
+	[tap/013_space]=121 [unit]=113 [tap/022_memory_pressure]=87 [unit/dist]=80
 	[tap/006_concurrency]=70 [tap/023_soak]=65 [tap/012_upgrade]=60
 	[tap/024_unique]=56 [tap/011_streaming_scans]=56 [tap/003_standby]=55
 	[tap/015_space_pieces]=42 [tap/018_replay_cancel]=41

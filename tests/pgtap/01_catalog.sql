@@ -1,24 +1,27 @@
 -- 01_catalog.sql — the catalog objects of lsm_am: extension, schema, access
--- method, operator classes and families (pgTAP).
+-- method, operator classes and families; and ALTER EXTENSION lsm_am UPDATE
+-- from every earlier version gives a fresh install's catalog (pgTAP).
 BEGIN;
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(56);
+SELECT plan(84);
 
 -- extension, schema, access method
 SELECT has_extension('lsm_am');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.3', 'lsm_am version is 0.3 (the default)');
-SELECT is((SELECT default_version FROM pg_available_extensions WHERE name = 'lsm_am'), '0.3',
-          'the default version of lsm_am is 0.3');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.4', 'lsm_am version is 0.4 (the default)');
+SELECT is((SELECT default_version FROM pg_available_extensions WHERE name = 'lsm_am'), '0.4',
+          'the default version of lsm_am is 0.4');
 SELECT set_eq($$SELECT version FROM pg_available_extension_versions WHERE name = 'lsm_am'$$,
-              ARRAY['0.1', '0.2', '0.3'], 'versions 0.1, 0.2 and 0.3 of lsm_am are available');
-SELECT is((SELECT path FROM pg_extension_update_paths('lsm_am') WHERE source = '0.1' AND target = '0.2'),
-          '0.1--0.2', 'lsm_am can be updated from 0.1 to 0.2 directly');
-SELECT is((SELECT path FROM pg_extension_update_paths('lsm_am') WHERE source = '0.1' AND target = '0.3'),
-          '0.1--0.2--0.3', 'lsm_am can be updated from 0.1 to 0.3 through 0.2');
+              ARRAY['0.1', '0.2', '0.3', '0.4'], 'versions 0.1, 0.2, 0.3 and 0.4 of lsm_am are available');
+SELECT set_eq($$SELECT source, path FROM pg_extension_update_paths('lsm_am') WHERE target = '0.4'$$,
+              $$VALUES ('0.1', '0.1--0.2--0.3--0.4'), ('0.2', '0.2--0.3--0.4'), ('0.3', '0.3--0.4')$$,
+              'lsm_am can be updated to 0.4 from 0.1, 0.2 and 0.3, one version at a time');
+SELECT is_empty($$SELECT source, target FROM pg_extension_update_paths('lsm_am')
+                  WHERE source::numeric > target::numeric AND path IS NOT NULL$$,
+                'no update path leads to an older version');
 SELECT has_schema('lsm_am');
 SELECT is_empty(
     $$SELECT p.oid::regprocedure FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid
@@ -172,77 +175,147 @@ SELECT is((SELECT array_agg(c.opcname::text ORDER BY k.n)
 SELECT is((SELECT amname::text FROM pg_class c JOIN pg_am a ON a.oid = c.relam
            WHERE c.oid = 'pgtap_cat_lsm'::regclass), 'lsm', 'the index uses access method lsm');
 
--- the update scripts 0.1 -> 0.2 -> 0.3 give the same functions as a fresh
--- install of 0.3: signatures, results, defaults, strictness, volatility, C symbols,
--- comments, privileges (DROP EXTENSION is rolled back with the rest)
-CREATE TEMP TABLE pgtap_cat_fresh AS
+
+-- ------------------------------------------------------------------------
+-- ALTER EXTENSION lsm_am UPDATE from every earlier version (0.1, 0.2, 0.3)
+-- gives exactly the objects of a fresh install of 0.4.  The catalog is read
+-- through temporary views (schema by name: DROP EXTENSION gives it a new
+-- oid); a fresh 0.4's rows are kept in tables, and each updated catalog is
+-- compared with them (DROP EXTENSION is rolled back with the rest).
+-- ------------------------------------------------------------------------
+-- the functions: signatures, results, defaults, strictness, volatility,
+-- parallel safety, C symbols, comments, privileges
+CREATE TEMP VIEW lsm_cat_functions AS
     SELECT p.oid::regprocedure::text AS sig, pg_get_function_arguments(p.oid) AS args,
            pg_get_function_result(p.oid) AS result, p.proisstrict, p.provolatile, p.proparallel,
            p.prosecdef, p.prosrc, p.probin, obj_description(p.oid, 'pg_proc') AS descr, p.proacl::text AS acl
-    FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace;
-CREATE TEMP TABLE pgtap_cat_fresh_acl AS
-    SELECT nspacl::text AS acl FROM pg_namespace WHERE nspname = 'lsm_am';
--- and the same views: columns, definition, comment, privileges
-CREATE TEMP TABLE pgtap_cat_fresh_views AS
+    FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'lsm_am';
+-- the views: columns, definition, comment, privileges
+CREATE TEMP VIEW lsm_cat_views AS
     SELECT c.relname::text AS name, pg_get_viewdef(c.oid) AS def,
            obj_description(c.oid, 'pg_class') AS descr, c.relacl::text AS acl,
            (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
             FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0) AS cols
-    FROM pg_class c WHERE c.relnamespace = 'lsm_am'::regnamespace AND c.relkind = 'v';
-SELECT set_eq($$SELECT name FROM pgtap_cat_fresh_views$$, ARRAY['progress', 'indexes'],
-              'lsm_am 0.3 has the views progress and indexes');
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'lsm_am' AND c.relkind = 'v';
+-- the schema: owner, comment, privileges
+CREATE TEMP VIEW lsm_cat_schema AS
+    SELECT n.nspowner::regrole::text AS owner, obj_description(n.oid, 'pg_namespace') AS descr,
+           n.nspacl::text AS acl
+    FROM pg_namespace n WHERE n.nspname = 'lsm_am';
+-- every member of the extension (schema, access method, operator classes
+-- and families, functions, views) with its comment
+CREATE TEMP VIEW lsm_cat_members AS
+    SELECT o.type, o.identity,
+           (SELECT description FROM pg_description
+            WHERE classoid = d.classid AND objoid = d.objid AND objsubid = 0) AS descr
+    FROM pg_depend d, pg_identify_object(d.classid, d.objid, d.objsubid) o
+    WHERE d.deptype = 'e' AND d.refclassid = 'pg_extension'::regclass
+      AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'lsm_am');
+-- the access method's handler, and the operator classes and their families
+CREATE TEMP VIEW lsm_cat_opclasses AS
+    SELECT a.amname::text AS am, a.amtype, a.amhandler::regprocedure::text AS handler,
+           c.opcname::text AS opclass, c.opcintype::regtype::text AS type, c.opcdefault,
+           f.opfname::text AS family, c.opckeytype::regtype::text AS keytype
+    FROM pg_am a LEFT JOIN pg_opclass c ON c.opcmethod = a.oid
+                 LEFT JOIN pg_opfamily f ON f.oid = c.opcfamily
+    WHERE a.amname = 'lsm';
+-- the operators and support functions of each family
+CREATE TEMP VIEW lsm_cat_amops AS
+    SELECT f.opfname::text AS family, o.amoplefttype::regtype::text AS l, o.amoprighttype::regtype::text AS r,
+           'op ' || o.amopstrategy AS num, o.amopopr::regoperator::text AS member, o.amoppurpose::text AS purpose
+    FROM pg_amop o JOIN pg_opfamily f ON f.oid = o.amopfamily JOIN pg_am a ON a.oid = f.opfmethod
+    WHERE a.amname = 'lsm'
+    UNION ALL
+    SELECT f.opfname::text, p.amproclefttype::regtype::text, p.amprocrighttype::regtype::text,
+           'proc ' || p.amprocnum, p.amproc::regprocedure::text, ''
+    FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily JOIN pg_am a ON a.oid = f.opfmethod
+    WHERE a.amname = 'lsm';
+-- the initial privileges pg_dump reads (pg_init_privs) of the members
+CREATE TEMP VIEW lsm_cat_init_privs AS
+    SELECT o.type, o.identity, i.privtype::text, i.initprivs::text
+    FROM pg_init_privs i, pg_identify_object(i.classoid, i.objoid, i.objsubid) o
+    WHERE EXISTS (SELECT FROM pg_depend d
+                  WHERE d.classid = i.classoid AND d.objid = i.objoid AND d.deptype = 'e'
+                    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'lsm_am'));
+
+CREATE TEMP TABLE lsm_fresh_functions AS SELECT * FROM lsm_cat_functions;
+CREATE TEMP TABLE lsm_fresh_views AS SELECT * FROM lsm_cat_views;
+CREATE TEMP TABLE lsm_fresh_schema AS SELECT * FROM lsm_cat_schema;
+CREATE TEMP TABLE lsm_fresh_members AS SELECT * FROM lsm_cat_members;
+CREATE TEMP TABLE lsm_fresh_opclasses AS SELECT * FROM lsm_cat_opclasses;
+CREATE TEMP TABLE lsm_fresh_amops AS SELECT * FROM lsm_cat_amops;
+CREATE TEMP TABLE lsm_fresh_init_privs AS SELECT * FROM lsm_cat_init_privs;
+-- the snapshot is not empty (a broken view would make every comparison pass)
+SELECT ok((SELECT count(*) FROM lsm_fresh_functions) >= 19
+          AND (SELECT count(*) FROM lsm_fresh_members) >= 50
+          AND (SELECT count(*) FROM lsm_fresh_opclasses) = 15
+          AND (SELECT count(*) FROM lsm_fresh_amops) = 6 * (9 + 4 + 10)
+          AND (SELECT count(*) FROM lsm_fresh_init_privs) >= 8
+          AND (SELECT count(*) FROM lsm_fresh_schema) = 1,
+          'a fresh 0.4 as read by the views: 19+ functions, 50+ members, 15 operator classes, '
+          '138 operators and support functions, 8+ initial privileges, the schema');
+SELECT set_eq($$SELECT name FROM lsm_fresh_views$$, ARRAY['progress', 'indexes'],
+              'lsm_am 0.4 has the views progress and indexes');
+
+-- lsm_cat_same(HOW): the catalog now is a fresh 0.4's (8 tests)
+CREATE FUNCTION pg_temp.lsm_cat_same(how text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+BEGIN
+    RETURN NEXT set_eq('SELECT * FROM lsm_cat_functions', 'SELECT * FROM lsm_fresh_functions',
+                       how || ': the functions are those of a fresh 0.4');
+    RETURN NEXT set_eq('SELECT * FROM lsm_cat_views', 'SELECT * FROM lsm_fresh_views',
+                       how || ': the views are those of a fresh 0.4');
+    RETURN NEXT set_eq('SELECT * FROM lsm_cat_schema', 'SELECT * FROM lsm_fresh_schema',
+                       how || ': the lsm_am schema has the owner, comment and grants of a fresh 0.4');
+    RETURN NEXT set_eq('SELECT * FROM lsm_cat_members', 'SELECT * FROM lsm_fresh_members',
+                       how || ': the extension''s members and their comments are those of a fresh 0.4');
+    RETURN NEXT set_eq('SELECT * FROM lsm_cat_opclasses', 'SELECT * FROM lsm_fresh_opclasses',
+                       how || ': the access method and operator classes are those of a fresh 0.4');
+    RETURN NEXT set_eq('SELECT * FROM lsm_cat_amops', 'SELECT * FROM lsm_fresh_amops',
+                       how || ': the operator families hold the operators and functions of a fresh 0.4');
+    RETURN NEXT set_eq('SELECT * FROM lsm_cat_init_privs', 'SELECT * FROM lsm_fresh_init_privs',
+                       how || ': pg_init_privs (what pg_dump takes as the initial privileges) is a fresh 0.4''s');
+    RETURN NEXT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.4',
+                   how || ': lsm_am is at version 0.4');
+END
+$f$;
+
+-- one version at a time: 0.1, then UPDATE TO each next version
 SET client_min_messages = warning;
 DROP EXTENSION lsm_am CASCADE;
 RESET client_min_messages;
 CREATE EXTENSION lsm_am VERSION '0.1';
-SELECT is((SELECT count(*)::int FROM pg_proc WHERE pronamespace = 'lsm_am'::regnamespace), 5,
-          'lsm_am 0.1 has 5 functions');
+SELECT is((SELECT count(*)::int FROM lsm_cat_functions), 5, 'lsm_am 0.1 has 5 functions');
 ALTER EXTENSION lsm_am UPDATE TO '0.2';
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.2', 'ALTER EXTENSION lsm_am UPDATE TO 0.2');
 ALTER EXTENSION lsm_am UPDATE TO '0.3';
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.3', 'ALTER EXTENSION lsm_am UPDATE TO 0.3');
-SELECT set_eq(
-    $$SELECT p.oid::regprocedure::text, pg_get_function_arguments(p.oid),
-             pg_get_function_result(p.oid), p.proisstrict, p.provolatile, p.proparallel,
-             p.prosecdef, p.prosrc, p.probin, obj_description(p.oid, 'pg_proc'), p.proacl::text
-      FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace$$,
-    $$SELECT * FROM pgtap_cat_fresh$$,
-    'after the update from 0.2 the functions are those of a fresh 0.3 install');
-SELECT set_eq(
-    $$SELECT c.relname::text, pg_get_viewdef(c.oid), obj_description(c.oid, 'pg_class'), c.relacl::text,
-             (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
-              FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0)
-      FROM pg_class c WHERE c.relnamespace = 'lsm_am'::regnamespace AND c.relkind = 'v'$$,
-    $$SELECT * FROM pgtap_cat_fresh_views$$,
-    'after the update from 0.2 the views are those of a fresh 0.3 install');
-SELECT is((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'lsm_am'),
-          (SELECT acl FROM pgtap_cat_fresh_acl),
-          'after the update the lsm_am schema grants what a fresh 0.3 install grants');
+ALTER EXTENSION lsm_am UPDATE TO '0.4';
+SELECT * FROM pg_temp.lsm_cat_same('0.1, then UPDATE TO 0.2, 0.3 and 0.4');
 
--- and so does an update straight from a fresh install of 0.2
+-- from a fresh install of each earlier version, ALTER EXTENSION lsm_am UPDATE
+SET client_min_messages = warning;
+DROP EXTENSION lsm_am CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION lsm_am VERSION '0.1';
+ALTER EXTENSION lsm_am UPDATE;
+SELECT * FROM pg_temp.lsm_cat_same('UPDATE from a fresh 0.1');
+
 SET client_min_messages = warning;
 DROP EXTENSION lsm_am CASCADE;
 RESET client_min_messages;
 CREATE EXTENSION lsm_am VERSION '0.2';
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.2', 'CREATE EXTENSION lsm_am VERSION 0.2');
 ALTER EXTENSION lsm_am UPDATE;
-SELECT set_eq(
-    $$SELECT p.oid::regprocedure::text, pg_get_function_arguments(p.oid),
-             pg_get_function_result(p.oid), p.proisstrict, p.provolatile, p.proparallel,
-             p.prosecdef, p.prosrc, p.probin, obj_description(p.oid, 'pg_proc'), p.proacl::text
-      FROM pg_proc p WHERE p.pronamespace = 'lsm_am'::regnamespace$$,
-    $$SELECT * FROM pgtap_cat_fresh$$,
-    'after ALTER EXTENSION lsm_am UPDATE from a fresh 0.2 the functions are those of a fresh 0.3 install');
-SELECT set_eq(
-    $$SELECT c.relname::text, pg_get_viewdef(c.oid), obj_description(c.oid, 'pg_class'), c.relacl::text,
-             (SELECT string_agg(a.attname || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum)
-              FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0)
-      FROM pg_class c WHERE c.relnamespace = 'lsm_am'::regnamespace AND c.relkind = 'v'$$,
-    $$SELECT * FROM pgtap_cat_fresh_views$$,
-    'after ALTER EXTENSION lsm_am UPDATE from a fresh 0.2 the views are those of a fresh 0.3 install');
-SELECT is((SELECT nspacl::text FROM pg_namespace WHERE nspname = 'lsm_am'),
-          (SELECT acl FROM pgtap_cat_fresh_acl),
-          'after the update from a fresh 0.2 the lsm_am schema grants what a fresh 0.3 install grants');
+SELECT * FROM pg_temp.lsm_cat_same('UPDATE from a fresh 0.2');
+
+SET client_min_messages = warning;
+DROP EXTENSION lsm_am CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION lsm_am VERSION '0.3';
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.3', 'CREATE EXTENSION lsm_am VERSION 0.3');
+ALTER EXTENSION lsm_am UPDATE;
+SELECT * FROM pg_temp.lsm_cat_same('UPDATE from a fresh 0.3');
 
 SELECT * FROM finish();
 ROLLBACK;

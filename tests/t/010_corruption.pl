@@ -9,7 +9,8 @@
 # (SQLSTATE XX002, index_corrupted) naming the damaged block, with the hint to
 # REINDEX — and the server must keep running (no PANIC, no crash restart).
 # After every case the pristine file is put back and the index must answer
-# exactly like a sequential scan again.  Data checksums are off (initdb's
+# exactly like a sequential scan again.  An index of an older on-disk format
+# (0.1's) gets its own error, with the same hint, and REINDEX mends it.  Data checksums are off (initdb's
 # default on 15; 18 turns them on, so the node asks for them off): lsm_am's
 # own checks are all that stands between a damaged page and a wrong answer.
 use strict;
@@ -218,6 +219,34 @@ corrupt_case('file truncated in the middle of a run', 'u_k', $u_header, sub {
 	my ($d) = @_;
 	$$d = substr($$d, 0, (length($$d) / $BLCKSZ / 2) * $BLCKSZ);
 }, [ 'u' ]);
+
+# 11. An index in an older on-disk format (0.1 wrote format version 1, in
+#     the same special space; 0.2 and later write 2): every page says
+#     version 1.  It is refused as not readable, not as corrupt (SQLSTATE
+#     0A000, feature_not_supported), with the hint to REINDEX, by reads and
+#     writes alike; the server keeps running, and REINDEX makes it whole.
+{
+	my $data = $pristine{u_k};
+	poke(\$data, $_, $SPECIAL + 2, pack('v', 1)) for 0 .. length($data) / $BLCKSZ - 1;
+	spew($file{u_k}, $data);
+	$node->start;
+	my $started = sql('SELECT pg_postmaster_start_time()');
+	for my $c ([ 'the range query on u', "$IDX $Q{u}" ], [ 'an INSERT into u', 'INSERT INTO u VALUES (100001)' ])
+	{
+		my ($what, $q) = @$c;
+		my ($ret, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\n$q");
+		isnt($ret, 0, "format version 1: $what fails");
+		like($err,
+			qr/ERROR:  0A000: index "u_k" has on-disk format version 1, this lsm_am reads version 2/,
+			"format version 1: $what says which format the index has and which this lsm_am reads");
+		like($err, qr/HINT:  REINDEX the index\./, "format version 1: $what hints at REINDEX");
+	}
+	is(sql('SELECT pg_postmaster_start_time()'), $started,
+		'format version 1: the server kept running (no crash restart)');
+	sql('REINDEX INDEX u_k');
+	is(sql("$IDX $Q{u}"), $want_u, 'format version 1: after REINDEX the index answers like a sequential scan');
+	$node->stop;
+}
 
 # The pristine files are back: the index answers like a sequential scan.
 $node->start;
