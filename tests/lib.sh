@@ -112,7 +112,7 @@ LSM_PACKAGES=(
 )
 case $LSM_DEB_PG in
 15) LSM_PACKAGES+=(clang-14 libclang-rt-14-dev) ;;
-*) LSM_PACKAGES+=(clang libclang-rt-dev libicu-dev procps psmisc) ;;
+*) LSM_PACKAGES+=(clang libclang-rt-dev libicu-dev procps psmisc git) ;;
 esac
 
 # The libc locale the collation error test refuses (any non-C libc locale).
