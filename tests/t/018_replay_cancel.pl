@@ -39,9 +39,10 @@ my $DELAY_MS = 10;				# per replayed log page
 # of the test (each a new connection: a second or more on a loaded machine),
 # so their loads are slower: at 10 ms a load of some 450 pages took 5 s, and
 # in rounds of the whole suite on 15 and on 18 run at once (load average 9
-# to 13) it ended before the cancel came, once even before the waiter was
-# seen (the loader's statement then succeeded).  At 100 ms it takes some 45
-# s; both are stopped long before that, so it costs no time.
+# to 13) it ended before the cancel came (the loader's statement then
+# succeeded).  At 100 ms it takes some 45 s; both are stopped long before
+# that, so it costs no time.  Both A and B load at that pace: either may be
+# the loader.
 my $SLOW_MS = 100;
 
 my $node = PostgreSQL::Test::Cluster->new('replay_cancel');
@@ -134,6 +135,10 @@ usleep(300_000);
 my $b = $node->background_psql('postgres', on_error_stop => 0);
 $b->set_query_timer_restart();
 my $b_pid = $b->query_safe('SELECT pg_backend_pid()');
+# B loads as slowly as A: under load B may begin the load before A does (A
+# is active but not yet at the index), and a fast load by B ended before
+# the test could look at it (three rounds of the suite at load average 13).
+$b->query_safe("SET lsm_am.replay_delay_ms = $SLOW_MS");
 $b->query_until(qr/waiting/, "\\echo waiting\n$idx $q;\n");
 my $lsm_wait = "wait_event_type = 'Extension' AND wait_event IN ('Extension', 'LsmSlotLoad')";
 poll_until(qq{SELECT count(*) = 1 FROM pg_stat_activity
