@@ -92,7 +92,11 @@ poll_until(q{SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'lsm_am 
 	'1', 'the launcher shows as backend_type "lsm_am launcher"');
 
 # ------------------------------------------------------------ (b) a worker's flush
-server_set('lsm_am.flush_delay_ms', 300);
+# 1 s a page: the flush (10 pages or more) must still run when the checks
+# below look at it, each a round trip of a second or more on a loaded machine
+# (at 300 ms it had ended before lsm_am.indexes was read, in two rounds of
+# the suite on 15 and 18 at once, load average 14)
+server_set('lsm_am.flush_delay_ms', 1000);
 my $logpos = -s $node->logfile;
 # some 10,000 entries fill the 256 kB memtable: one switch, one flush
 sql(q{INSERT INTO t SELECT (random() * 1e12)::int8, g FROM generate_series(1, 14000) g});
