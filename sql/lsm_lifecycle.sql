@@ -127,8 +127,22 @@ SELECT q, lsm_check(q) FROM (VALUES
     ('SELECT id, k, t FROM lc WHERE k = 7::int2 ORDER BY t, id'),
     ('SELECT k, t FROM lc WHERE k > 47 ORDER BY k, t')
 ) t(q);
--- CLUSTER needs an index access method that can cluster
+-- CLUSTER on the index built concurrently (sql/lsm_cluster.sql compares
+-- CLUSTER with btree's): the heap in (k, t) order, the index rebuilt
+SELECT count(*) AS lc_rows, count(DISTINCT (id, k, t)) AS lc_distinct FROM lc \gset
 CLUSTER lc USING lc_lsm_cc;
+SELECT string_agg(coalesce(k::text, 'N') || ':' || coalesce(t, 'N'), ',' ORDER BY ctid)
+     = string_agg(coalesce(k::text, 'N') || ':' || coalesce(t, 'N'), ',' ORDER BY k, t)
+       AS heap_in_index_order,
+       count(*) = :lc_rows AND count(DISTINCT (id, k, t)) = :lc_distinct AS same_rows
+    FROM lc;
+SELECT index, memtable_entries, runs, run_entries = (SELECT count(*) FROM lc) AS all_entries
+    FROM st ORDER BY index;
+SELECT q, lsm_check(q) FROM (VALUES
+    ('SELECT k, t FROM lc WHERE k = 7 ORDER BY k, t'),
+    ('SELECT k, t FROM lc WHERE k > 47 ORDER BY k, t'),
+    ('SELECT id, k FROM lc WHERE k = 42 ORDER BY id')
+) t(q);
 -- expression and partial indexes
 CREATE INDEX lc_expr_lsm ON lc USING lsm ((k * 2), lower(t)) WHERE k < 10;
 SELECT q, lsm_check(q) FROM (VALUES

@@ -107,7 +107,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amsearcharray = false;
 	amroutine->amsearchnulls = true;
 	amroutine->amstorage = false;
-	amroutine->amclusterable = false;
+	amroutine->amclusterable = true;	/* CLUSTER scans with SnapshotAny (doc/impl.md) */
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
 	amroutine->amcaninclude = false;

@@ -3,8 +3,9 @@
 # CREATE INDEX CONCURRENTLY while another session inserts, REINDEX and REINDEX
 # CONCURRENTLY, TRUNCATE, DROP INDEX / DROP EXTENSION (and shared-memory slots
 # reclaimed after many create/drop cycles), an unlogged table across a crash,
-# a partitioned table with an lsm index on the parent, and the row counts
-# VACUUM VERBOSE reports.  After each step the lsm index must give the same
+# a partitioned table with an lsm index on the parent, the row counts
+# VACUUM VERBOSE reports, and CLUSTER keeping rows an older snapshot still
+# sees.  After each step the lsm index must give the same
 # answers as a sequential scan (and a btree copy for ordered output).
 use strict;
 use warnings;
@@ -252,6 +253,81 @@ $pq = 'SELECT id FROM p WHERE part = 1 AND k = (SELECT k FROM p WHERE part = 1 O
 is(sql("$F_INDEX $pq"), sql("$F_SEQ $pq"), 'partitioned: pruned lookup');
 sql('ALTER TABLE p DETACH PARTITION p1');
 check_index('detached partition', 'p1', 'k', 'p1_k_idx');
+
+# ---- CLUSTER keeps the rows an older snapshot still sees
+# CLUSTER reads the heap through the lsm index with SnapshotAny and keeps
+# what HeapTupleSatisfiesVacuum calls recently dead: rows deleted or updated
+# after a REPEATABLE READ transaction took its snapshot.  That transaction
+# must see the same rows after CLUSTER as before, through the rebuilt lsm
+# index as through a btree twin clustered the same way, none twice; and
+# CLUSTER must visit as many row versions through the lsm index as through
+# the btree (sql/lsm_cluster.sql has the rest: heap order, NULLs, CLUSTER ON).
+sql(q{
+CREATE TABLE c (id int, k int8, v text) WITH (fillfactor = 70);
+CREATE TABLE cb (id int, k int8, v text) WITH (fillfactor = 70);
+INSERT INTO c SELECT g, CASE WHEN g % 41 = 0 THEN NULL ELSE hashint4(g) % 3000 END, 'v' || g
+  FROM generate_series(1, 6000) g;
+CREATE INDEX c_k ON c USING lsm (k);
+INSERT INTO c SELECT g, CASE WHEN g % 41 = 0 THEN NULL ELSE hashint4(g) % 3000 END, 'v' || g
+  FROM generate_series(6001, 9000) g;
+INSERT INTO cb SELECT * FROM c;
+CREATE INDEX cb_k ON cb (k);
+CREATE TABLE snap (x int);
+});
+my $Q = 'SELECT count(*), count(DISTINCT id), sum(id), count(k), sum(k), md5(string_agg(v, \',\' ORDER BY id)) FROM';
+my $before = sql("$Q c");
+is(sql("$Q cb"), $before, 'CLUSTER: the twin holds the same rows');
+my $old = $node->background_psql('postgres');
+$old->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+$old->query_safe('SELECT count(*) FROM snap');	# its snapshot; no lock on c or cb
+for my $t ('c', 'cb')
+{
+	sql(qq{
+DELETE FROM $t WHERE id % 4 = 0;
+UPDATE $t SET k = k + 1 WHERE id % 7 = 0;
+UPDATE $t SET v = v || '+' WHERE id % 9 = 1;
+});
+}
+my $after = sql("$Q c");
+is(sql("$Q cb"), $after, 'CLUSTER: the twin had the same deletes and updates');
+my (%visited, %verbose);
+for my $m ([ 'c', 'c_k' ], [ 'cb', 'cb_k' ])
+{
+	my ($t, $i) = @$m;
+	($ret, $out, $err) = $node->psql('postgres', "CLUSTER VERBOSE $t USING $i");
+	is($ret, 0, "CLUSTER $t USING $i succeeds") or diag($err);
+	my ($rem, $keep) = $err =~ /found (\d+) removable, (\d+) nonremovable row versions/;
+	my ($rd) = $err =~ /(\d+) dead row versions cannot be removed yet/;
+	$visited{$t} = join('/', $rem // '?', $keep // '?', $rd // '?');
+	$verbose{$t} = $err;
+}
+like($verbose{c}, qr/clustering "(public\.)?c" using index scan on "c_k"/,
+	'CLUSTER reads the heap through the lsm index (an index scan, never a sort)');
+like($visited{c}, qr{^\d+/\d+/[1-9]\d*$},
+	"CLUSTER through lsm kept recently dead rows (removable/nonremovable/recently dead: $visited{c})")
+  or diag($verbose{c});
+is($visited{c}, $visited{cb}, 'CLUSTER visited as many row versions through lsm as through btree')
+  or diag("$verbose{c}\n$verbose{cb}");
+$old->query_safe('SET enable_seqscan = off');
+$old->query_safe('SET enable_bitmapscan = off');
+like($old->query_safe("EXPLAIN (COSTS OFF) $Q c WHERE k IS NOT NULL"), qr/Index (Only )?Scan using c_k/,
+	'the older snapshot reads c through the rebuilt lsm index');
+is($old->query_safe("$Q c WHERE k IS NOT NULL") . ' ' . $old->query_safe("$Q c WHERE k IS NULL"),
+	$old->query_safe("$Q cb WHERE k IS NOT NULL") . ' ' . $old->query_safe("$Q cb WHERE k IS NULL"),
+	'after CLUSTER the older snapshot sees through lsm what it sees through btree');
+$old->query_safe('SET enable_seqscan = on');
+$old->query_safe('SET enable_indexscan = off');
+$old->query_safe('SET enable_indexonlyscan = off');
+is($old->query_safe("$Q c"), $before, 'after CLUSTER the older snapshot sees every row it saw before');
+$old->query_safe('COMMIT');
+$old->quit;
+is(sql("$Q c"), $after, 'a new snapshot sees the rows after the deletes and updates');
+is(sql(q{SELECT string_agg(coalesce(k::text, 'N'), ',' ORDER BY ctid)
+              = string_agg(coalesce(k::text, 'N'), ',' ORDER BY k NULLS LAST) FROM c}),
+	't', 'the visible rows of c lie in key order, NULLs last');
+check_index('CLUSTER', 'c', 'k', 'c_k');
+is(sql("SELECT indisclustered FROM pg_index WHERE indexrelid = 'c_k'::regclass"), 't',
+	'CLUSTER ... USING marks the lsm index clustered');
 
 ok(!$node->log_contains(qr/PANIC|TRAP:|server process .* was terminated by signal/),
 	'no crash in the server log (other than the deliberate immediate stop)');
