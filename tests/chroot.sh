@@ -91,6 +91,18 @@ EOF
 
 root_of() { echo "$CHROOTS/$1"; }
 
+# The machine's own apt policy for the archive, into the chroot: where the
+# machine's apt takes Release files past their Valid-Until date (an archive
+# snapshot serves forky's that way) or goes through a proxy, so does the
+# chroot's (else apt inside refuses "expired" suites: tests/build_pg18.sh
+# looks for postgresql-18 in forky).
+sync_apt_policy() {
+	local root=$1
+	apt-config dump 2>/dev/null |
+		grep -E '^Acquire::(Check-Valid-Until|Check-Date|https?::Proxy) ' \
+			>"$root/etc/apt/apt.conf.d/91lsm_am_machine" || true
+}
+
 ensure() {
 	local name=$1 suite=${2:-trixie} root base
 	root=$(root_of "$name")
@@ -133,6 +145,7 @@ run() {
 	root=$(root_of "$name")
 	[ -f "$root/.lsm_am_base_done" ] || lsm_die "no chroot $name (tests/chroot.sh ensure $name)"
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+	sync_apt_policy "$root"
 	for v in $(compgen -e); do
 		case $v in LSM_* | PG_TEST_* | CI | PROVE_* | DEBIAN_FRONTEND) envs+=("$v=${!v}") ;; esac
 	done
