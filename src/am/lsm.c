@@ -104,7 +104,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amcanunique = true;	/* lsmunique.c */
 	amroutine->amcanmulticol = true;
 	amroutine->amoptionalkey = true;
-	amroutine->amsearcharray = false;
+	amroutine->amsearcharray = true;
 	amroutine->amsearchnulls = true;
 	amroutine->amstorage = false;
 	amroutine->amclusterable = true;	/* CLUSTER scans with SnapshotAny (doc/impl.md) */

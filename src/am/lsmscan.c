@@ -29,6 +29,7 @@ lsmbeginscan(Relation r, int nkeys, int norderbys)
 	so->scanctx = AllocSetContextCreate(CurrentMemoryContext, "lsm scan",
 										ALLOCSET_DEFAULT_SIZES);
 	so->metapin = InvalidBuffer;
+	so->iterkey = -1;
 	so->index = r;
 	LsmTupleFormerInit(&so->former, r, &so->desc);
 	scan->opaque = so;
@@ -55,6 +56,8 @@ LsmScanReset(LsmScanOpaque so)
 	so->nruns = 0;
 	so->cursors = NULL;
 	so->empty = false;
+	so->iterkey = -1;
+	so->rangectx = NULL;		/* deleted with scanctx's reset */
 	so->nkeys = 0;
 	so->keys = NULL;
 	so->range.lo = so->range.hi = NULL;
@@ -88,6 +91,12 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 		return false;
 	if (!so->started)
 	{
+		/* = ANY(array) iterated: backward from its last element */
+		if (so->iterkey >= 0 && backward)
+		{
+			so->curelem = so->keys[so->iterkey].nelems - 1;
+			LsmScanSetRange(scan);
+		}
 		so->orange = so->range;
 		LsmScanStart(scan, backward);
 		LsmCountIndexSearch(scan);
@@ -103,6 +112,8 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		if (!LsmScanNext(scan, &scan->xs_heaptid, &key, &len))
 		{
+			if (LsmScanNextElement(scan, backward))
+				continue;
 			so->ended = true;
 			return false;
 		}
@@ -159,12 +170,46 @@ lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 		LsmScanStart(scan, false);
 		LsmCountIndexSearch(scan);
 	}
-	while (LsmScanNext(scan, &tid, NULL, NULL))
+	do
 	{
-		tbm_add_tuples(tbm, &tid, 1, false);
-		ntids++;
-	}
+		while (LsmScanNext(scan, &tid, NULL, NULL))
+		{
+			tbm_add_tuples(tbm, &tid, 1, false);
+			ntids++;
+		}
+	} while (LsmScanNextElement(scan, false));
 	return ntids;
+}
+
+/*
+ * A scan iterating the elements of = ANY(array) whose current element's
+ * range is exhausted: move to the next element in the scan's direction, with
+ * a fresh snapshot over its range (the index only gains entries a snapshot
+ * may see, as when a scan turns).  False when there is none.
+ */
+bool
+LsmScanNextElement(IndexScanDesc scan, bool backward)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	int			next;
+
+	if (so->iterkey < 0)
+		return false;
+	next = so->curelem + (backward ? -1 : 1);
+	if (next < 0 || next >= so->keys[so->iterkey].nelems)
+		return false;
+	LsmScanTally(so);
+	MemoryContextDelete(so->snapctx);	/* LsmScanFreeCore: iterator, pins */
+	so->snapctx = NULL;
+	so->cursors = NULL;
+	so->nruns = 0;
+	so->skiplast = false;
+	so->curelem = next;
+	LsmScanSetRange(scan);
+	so->orange = so->range;
+	LsmScanStart(scan, backward);
+	LsmCountIndexSearch(scan);
+	return true;
 }
 
 void

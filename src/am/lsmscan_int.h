@@ -28,7 +28,9 @@ typedef enum LsmKeyKind
 {
 	LSM_SK_COMPARE,
 	LSM_SK_ISNULL,
-	LSM_SK_NOTNULL
+	LSM_SK_NOTNULL,
+	LSM_SK_ARRAY				/* = ANY(array) checked per entry: the
+								 * segment is one of elems[] */
 } LsmKeyKind;
 
 typedef struct LsmScanKeyInfo
@@ -39,6 +41,11 @@ typedef struct LsmScanKeyInfo
 	uint8	   *seg;			/* encoded argument (flag + value) */
 	int			seglen;
 	bool		implied;		/* the range's bounds decide it exactly */
+	/* = ANY(array): the non-null elements' segments, sorted in index order
+	 * and distinct (LSM_SK_ARRAY, or the scan's iterated key) */
+	int			nelems;
+	uint8	  **elems;
+	int		   *elemlens;
 } LsmScanKeyInfo;
 
 /*
@@ -93,6 +100,13 @@ typedef struct LsmScanOpaqueData
 								 * LSM_FLAG_NOT_NULL (-1: none) */
 	LsmTupleFormer former;		/* entry layout, reused index tuple */
 	bool		empty;			/* keys can never match */
+	/* = ANY(array) on the column after the equality prefix: the scan is one
+	 * point scan per element, in index order (keys[iterkey].seg is
+	 * elems[curelem]); -1: none */
+	int			iterkey;
+	int			curelem;
+	MemoryContext rangectx;		/* range and prefix (LsmScanSetRange), reset
+								 * per element; child of scanctx */
 	LsmRange	range;			/* of this snapshot (narrowed after a turn) */
 	LsmRange	orange;			/* of the scan keys */
 	bool		started;
@@ -131,6 +145,8 @@ typedef LsmScanOpaqueData *LsmScanOpaque;
 
 /* lsmscankeys.c */
 extern void LsmScanPrepare(IndexScanDesc scan);
+extern void LsmScanSetRange(IndexScanDesc scan);
+extern bool LsmScanNextElement(IndexScanDesc scan, bool backward);
 extern bool LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len,
 							ItemPointer tid);
 

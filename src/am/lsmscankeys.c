@@ -4,12 +4,17 @@
  * the first other column), which the merge seeks and stops by, plus the
  * exact per-entry filter of the keys the range does not decide
  * (LsmEntryMatches).  The equality prefix also names the bloom filter hash
- * of a point lookup (lsmscanmerge.c).
+ * of a point lookup (lsmscanmerge.c).  = ANY(array): its elements sorted
+ * and distinct; the one after the equality prefix is iterated, a range per
+ * element (LsmScanSetRange, LsmScanNextElement in lsmscan.c), any other is
+ * part of the filter.
  */
 #include "postgres.h"
 
 #include "access/nbtree.h"
 #include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
 #include "am/lsmscan_int.h"
@@ -20,25 +25,84 @@ LsmIsLowerStrategy(StrategyNumber s)
 	return s == BTGreaterStrategyNumber || s == BTGreaterEqualStrategyNumber;
 }
 
+typedef struct LsmSortSeg
+{
+	uint8	   *seg;
+	int			len;
+} LsmSortSeg;
+
+static int
+LsmSortSegCmp(const void *a, const void *b)
+{
+	const LsmSortSeg *x = a;
+	const LsmSortSeg *y = b;
+
+	return LsmCompareSegments(x->seg, x->len, y->seg, y->len);
+}
+
+/*
+ * k's elements from the array of = ANY(array) (or op ANY(array)): its
+ * non-null elements encoded, sorted in index order (segments compare as the
+ * index orders, DESC and collation included) and distinct.  NULL elements
+ * never match.
+ */
+static void
+LsmPrepareArrayKey(LsmScanOpaque so, ScanKey sk, LsmScanKeyInfo *k)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(sk->sk_argument);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *values;
+	bool	   *nulls;
+	int			n;
+	int			m = 0;
+	LsmSortSeg *segs;
+
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign, &values, &nulls, &n);
+	segs = palloc(sizeof(LsmSortSeg) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		StringInfoData seg;
+
+		if (nulls[i])
+			continue;
+		initStringInfo(&seg);
+		LsmEncodeColumnValue(&so->desc, k->col, values[i], elemtype, false, &seg);
+		segs[m].seg = (uint8 *) seg.data;
+		segs[m].len = seg.len;
+		m++;
+	}
+	if (m > 1)
+		qsort(segs, m, sizeof(LsmSortSeg), LsmSortSegCmp);
+	k->elems = palloc(sizeof(uint8 *) * Max(m, 1));
+	k->elemlens = palloc(sizeof(int) * Max(m, 1));
+	k->nelems = 0;
+	for (int i = 0; i < m; i++)
+	{
+		if (k->nelems > 0 &&
+			LsmCompareSegments(segs[i].seg, segs[i].len,
+							   k->elems[k->nelems - 1], k->elemlens[k->nelems - 1]) == 0)
+			continue;
+		k->elems[k->nelems] = segs[i].seg;
+		k->elemlens[k->nelems] = segs[i].len;
+		k->nelems++;
+	}
+}
+
 /* Translate scan keys into encoded segments and the scan's key range. */
 void
 LsmScanPrepare(IndexScanDesc scan)
 {
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 	MemoryContext old = MemoryContextSwitchTo(so->scanctx);
-	StringInfoData prefix;
-	bool		have_lo = false,
-				have_hi = false;
-	const uint8 *loseg = NULL,
-			   *hiseg = NULL;
-	int			lolen = 0,
-				hilen = 0;
-	LsmScanKeyInfo *lokey = NULL,
-			   *hikey = NULL;
-	bool		notnull = false;
 
 	so->keys = palloc0(sizeof(LsmScanKeyInfo) * Max(scan->numberOfKeys, 1));
 	so->nkeys = 0;
+	so->iterkey = -1;
+	so->curelem = 0;
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
@@ -63,6 +127,42 @@ LsmScanPrepare(IndexScanDesc scan)
 			else
 				appendStringInfoChar(&seg, LSM_FLAG_NOT_NULL);
 		}
+		else if (sk->sk_flags & SK_SEARCHARRAY)
+		{
+			k->strategy = sk->sk_strategy;
+			if (k->strategy < 1 || k->strategy > BTMaxStrategyNumber)
+				elog(ERROR, "lsm_am: unexpected strategy number %d", k->strategy);
+			LsmPrepareArrayKey(so, sk, k);
+			if (k->nelems == 0)
+			{
+				so->empty = true;	/* no element (or only NULLs) */
+				continue;
+			}
+			if (k->strategy == BTEqualStrategyNumber)
+			{
+				k->kind = LSM_SK_ARRAY;
+				so->nkeys++;
+				continue;
+			}
+
+			/*
+			 * col < ANY(array) is col < its greatest element, col > ANY(array)
+			 * col > its least (as btree reduces them); in index order the
+			 * greatest value is the last segment, or the first under DESC.
+			 */
+			k->kind = LSM_SK_COMPARE;
+			{
+				bool		want_max = (k->strategy == BTLessStrategyNumber ||
+										k->strategy == BTLessEqualStrategyNumber);
+				int			e = (want_max != so->desc.cols[k->col].desc) ? k->nelems - 1 : 0;
+
+				k->seg = k->elems[e];
+				k->seglen = k->elemlens[e];
+			}
+			k->nelems = 0;
+			so->nkeys++;
+			continue;
+		}
 		else
 		{
 			Oid			argtype = OidIsValid(sk->sk_subtype) ? sk->sk_subtype :
@@ -78,6 +178,88 @@ LsmScanPrepare(IndexScanDesc scan)
 		k->seg = (uint8 *) seg.data;
 		k->seglen = seg.len;
 		so->nkeys++;
+	}
+
+	/*
+	 * = ANY(array) on the first column without an equality, all before it
+	 * having one: the scan iterates its elements, each an equality that
+	 * extends the prefix (a point scan per element; elements in index order,
+	 * so the output is too).  Any other = ANY is a per-entry filter.
+	 */
+	for (int col = 0; col < so->desc.ncols; col++)
+	{
+		bool		haseq = false;
+		int			arr = -1;
+
+		for (int i = 0; i < so->nkeys; i++)
+		{
+			LsmScanKeyInfo *k = &so->keys[i];
+
+			if (k->col != col)
+				continue;
+			if (k->kind == LSM_SK_ISNULL ||
+				(k->kind == LSM_SK_COMPARE && k->strategy == BTEqualStrategyNumber))
+				haseq = true;
+			else if (k->kind == LSM_SK_ARRAY && arr < 0)
+				arr = i;
+		}
+		if (haseq)
+			continue;
+		if (arr >= 0)
+		{
+			LsmScanKeyInfo *k = &so->keys[arr];
+
+			so->iterkey = arr;
+			k->kind = LSM_SK_COMPARE;
+			k->strategy = BTEqualStrategyNumber;
+			k->seg = k->elems[0];
+			k->seglen = k->elemlens[0];
+		}
+		break;
+	}
+	MemoryContextSwitchTo(old);
+	if (!so->empty)
+		LsmScanSetRange(scan);
+}
+
+/*
+ * The scan's range of encoded keys and which keys it decides, from the keys
+ * (the iterated = ANY key standing for its current element).
+ */
+void
+LsmScanSetRange(IndexScanDesc scan)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	MemoryContext old;
+	StringInfoData prefix;
+	bool		have_lo = false,
+				have_hi = false;
+	const uint8 *loseg = NULL,
+			   *hiseg = NULL;
+	int			lolen = 0,
+				hilen = 0;
+	LsmScanKeyInfo *lokey = NULL,
+			   *hikey = NULL;
+	bool		notnull = false;
+
+	/* the previous element's range goes (a large array makes many) */
+	if (so->rangectx == NULL)
+		so->rangectx = AllocSetContextCreate(so->scanctx, "lsm scan range",
+											 ALLOCSET_SMALL_SIZES);
+	else
+		MemoryContextReset(so->rangectx);
+	old = MemoryContextSwitchTo(so->rangectx);
+	so->eq_cols = 0;
+	so->range.lo = so->range.hi = NULL;
+	so->range.lolen = so->range.hilen = 0;
+	for (int i = 0; i < so->nkeys; i++)
+		so->keys[i].implied = false;
+	if (so->iterkey >= 0)
+	{
+		LsmScanKeyInfo *k = &so->keys[so->iterkey];
+
+		k->seg = k->elems[so->curelem];
+		k->seglen = k->elemlens[so->curelem];
 	}
 
 	/* range: equality prefix, then the bounds of the first other column */
@@ -119,6 +301,20 @@ LsmScanPrepare(IndexScanDesc scan)
 				 */
 				notnull = true;
 				k->implied = true;
+				continue;
+			}
+			if (k->kind == LSM_SK_ARRAY)
+			{
+				/* between its first and last element (checked per entry) */
+				const uint8 *f = k->elems[0];
+				const uint8 *l = k->elems[k->nelems - 1];
+				int			fl = k->elemlens[0];
+				int			ll = k->elemlens[k->nelems - 1];
+
+				if (!loseg || LsmCompareSegments(f, fl, loseg, lolen) > 0)
+					loseg = f, lolen = fl, lokey = k;
+				if (!hiseg || LsmCompareSegments(l, ll, hiseg, hilen) < 0)
+					hiseg = l, hilen = ll, hikey = k;
 				continue;
 			}
 			lower_in_index = LsmIsLowerStrategy(k->strategy) != so->desc.cols[col].desc;
@@ -231,6 +427,34 @@ LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len, ItemPointer tid)
 				if (s[0] != LSM_FLAG_NOT_NULL)
 					return false;
 				continue;
+			case LSM_SK_ARRAY:
+				{
+					int			lo = 0,
+								hi = k->nelems - 1;
+					bool		found = false;
+
+					if (s[0] != LSM_FLAG_NOT_NULL)
+						return false;
+					while (lo <= hi)
+					{
+						int			mid = lo + (hi - lo) / 2;
+
+						c = LsmCompareSegments(s, seglen[k->col], k->elems[mid],
+											   k->elemlens[mid]);
+						if (c == 0)
+						{
+							found = true;
+							break;
+						}
+						if (c < 0)
+							hi = mid - 1;
+						else
+							lo = mid + 1;
+					}
+					if (!found)
+						return false;
+					continue;
+				}
 			case LSM_SK_COMPARE:
 				break;
 		}

@@ -9,12 +9,13 @@
 # number of indexes so memtables are evicted and rebuilt from log pages.
 #
 # After every round each query shape (equality, ranges, BETWEEN, IS [NOT]
-# NULL, = ANY, ORDER BY both ways with LIMIT, min/max, index-only scans,
-# multi-column prefixes, cross-type comparisons) runs against the lsm table
-# with planner settings that force an lsm index scan, bitmap scan or
-# index-only scan — EXPLAIN must show the lsm index, or the test fails — and
-# against the btree table; the complete results must be identical (in order
-# for ORDER BY queries, as sorted multisets otherwise).
+# NULL, = ANY (bitmap, index and index-only scans, in order), ORDER BY both
+# ways with LIMIT, min/max, index-only scans, multi-column prefixes,
+# cross-type comparisons) runs against the lsm table with planner settings
+# that force an lsm index scan, bitmap scan or index-only scan — EXPLAIN
+# must show the lsm index, or the test fails — and against the btree table;
+# the complete results must be identical (in order for ORDER BY queries, as
+# sorted multisets otherwise).
 #
 # The seed is printed; LSM_DIFF_SEED=N reproduces a run.
 use strict;
@@ -591,11 +592,14 @@ sub gen_queries
 		$add->("k IS NOT NULL", "SELECT {sel} FROM {t} WHERE k IS NOT NULL", [qw(index bitmap ionly)], %sel);
 		$add->("k = ANY (array)", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY["
 			  . join(', ', pick($v), pick($v), pick($v), (@$p ? pick($p) : pick($v)), pick($v)) . "])",
-			[qw(bitmap)], %sel, must_hit => 1);
+			\@all, %sel, must_hit => 1);
 		$add->("k = ANY (array with NULL)", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY["
-			  . join(', ', pick($v), "NULL", pick($v)) . "])", [qw(bitmap)], %sel, must_hit => 1);
+			  . join(', ', pick($v), "NULL", pick($v)) . "])", \@all, %sel, must_hit => 1);
 		$add->("k = ANY (empty array)", "SELECT {sel} FROM {t} WHERE k = ANY ('{}'::$ty->{littype}\[])",
-			[qw(bitmap)], %sel);
+			\@all, %sel);
+		($lo, $hi) = pick_pair($v);
+		$add->("k = ANY AND k BETWEEN", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY["
+			  . join(', ', pick($v), pick($v), pick($v), pick($v)) . "]) AND k BETWEEN $lo AND $hi", \@all, %sel);
 
 		# runtime keys: the constant is a parameter (an InitPlan)
 		$add->("k = (SELECT const)", "SELECT {sel} FROM {t} WHERE k = (SELECT " . pick($v) . ")", \@all, %sel, must_hit => 1);
@@ -626,6 +630,10 @@ sub gen_queries
 		($lo, $hi) = pick_pair($v);
 		$add->("BETWEEN ORDER BY reverse", "SELECT {sel} FROM {t} WHERE k BETWEEN $lo AND $hi ORDER BY $bwd", [qw(index ionly)], %osel);
 		$add->("whole index in order", "SELECT {sel} FROM {t} ORDER BY $fwd", [qw(index)], %osel);
+		my $arr = "ARRAY[" . join(', ', map { pick($v) } 1 .. 6) . ", NULL]";
+		$add->("k = ANY ORDER BY index order LIMIT", "SELECT {sel} FROM {t} WHERE k = ANY ($arr) ORDER BY $fwd LIMIT 30", [qw(index ionly)], %osel);
+		$arr = "ARRAY[" . join(', ', map { pick($v) } 1 .. 6) . "]";
+		$add->("k = ANY ORDER BY reverse LIMIT", "SELECT {sel} FROM {t} WHERE k = ANY ($arr) ORDER BY $bwd LIMIT 30", [qw(index ionly)], %osel);
 
 		# min/max through the index
 		if ($ty->{has_minmax})
@@ -642,7 +650,7 @@ sub gen_queries
 			$add->("k = $cty const", "SELECT {sel} FROM {t} WHERE k = " . pick(\@cv), [qw(index bitmap)], %sel);
 			$add->("k < $cty const", "SELECT {sel} FROM {t} WHERE k < " . pick(\@cv), [qw(index bitmap)], %sel);
 			$add->("k >= $cty AND k <= $cty", "SELECT {sel} FROM {t} WHERE k >= " . pick(\@cv) . " AND k <= " . pick(\@cv), [qw(index bitmap ionly)], %sel);
-			$add->("k = ANY(${cty}[])", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY[" . join(', ', @cv) . "])", [qw(bitmap)], %sel);
+			$add->("k = ANY(${cty}[])", "SELECT {sel} FROM {t} WHERE k = ANY (ARRAY[" . join(', ', @cv) . "])", [qw(index bitmap)], %sel);
 		}
 	}
 	else
@@ -676,8 +684,8 @@ sub gen_queries
 		$add->("$L = const AND $S IS NULL", "SELECT {sel} FROM {t} WHERE $L = " . pick($vl) . " AND $S IS NULL", [qw(index bitmap)], %sel);
 		$add->("$L IS NULL AND $S = const", "SELECT {sel} FROM {t} WHERE $L IS NULL AND $S = " . pick($vs), [qw(index bitmap)], %sel);
 		$add->("$L = probe", "SELECT {sel} FROM {t} WHERE $L = " . pick($pl), [qw(index bitmap)], %sel) if @$pl;
-		$add->("$L = ANY", "SELECT {sel} FROM {t} WHERE $L = ANY (ARRAY[" . join(', ', pick($vl), pick($vl), pick($vl)) . "])", [qw(bitmap)], %sel, must_hit => 1);
-		$add->("$L = ANY AND $S > const", "SELECT {sel} FROM {t} WHERE $L = ANY (ARRAY[" . join(', ', pick($vl), pick($vl)) . "]) AND $S > " . pick($vs), [qw(bitmap)], %sel);
+		$add->("$L = ANY", "SELECT {sel} FROM {t} WHERE $L = ANY (ARRAY[" . join(', ', pick($vl), pick($vl), pick($vl)) . "])", [qw(index bitmap)], %sel, must_hit => 1);
+		$add->("$L = ANY AND $S > const", "SELECT {sel} FROM {t} WHERE $L = ANY (ARRAY[" . join(', ', pick($vl), pick($vl)) . "]) AND $S > " . pick($vs), [qw(index bitmap)], %sel);
 
 		my %osel = (sel => $icols, ordered => 1);
 		my ($fwd, $bwd, $pfwd, $pbwd);
@@ -696,6 +704,8 @@ sub gen_queries
 		$add->("$L = const ORDER BY rest", "SELECT {sel} FROM {t} WHERE $L = " . pick($vl) . " ORDER BY $pfwd", [qw(index ionly)], %osel);
 		$add->("$L = const ORDER BY rest reversed", "SELECT {sel} FROM {t} WHERE $L = " . pick($vl) . " ORDER BY $pbwd", [qw(index ionly)], %osel);
 		$add->("$L >= const ORDER BY index order LIMIT", "SELECT {sel} FROM {t} WHERE $L >= " . pick($vl) . " ORDER BY $fwd LIMIT 30", [qw(index ionly)], %osel);
+		$add->("$L = ANY ORDER BY index order LIMIT", "SELECT {sel} FROM {t} WHERE $L = ANY (ARRAY[" . join(', ', pick($vl), pick($vl), pick($vl), 'NULL') . "]) ORDER BY $fwd LIMIT 30", [qw(index ionly)], %osel);
+		$add->("$L = ANY ORDER BY reverse LIMIT", "SELECT {sel} FROM {t} WHERE $L = ANY (ARRAY[" . join(', ', pick($vl), pick($vl), pick($vl)) . "]) ORDER BY $bwd LIMIT 30", [qw(index ionly)], %osel);
 		if ($ik)
 		{
 			$add->("min/max", "SELECT {sel} FROM {t}", [qw(index ionly)], sel => 'min(a), max(a)', minmax => 1);
