@@ -147,7 +147,12 @@ run() {
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 	sync_apt_policy "$root"
 	for v in $(compgen -e); do
-		case $v in LSM_* | PG_TEST_* | CI | PROVE_* | DEBIAN_FRONTEND) envs+=("$v=${!v}") ;; esac
+		case $v in
+		# paths and facts of the machine, not of the chroot (tests/lib.sh
+		# works them out again inside)
+		LSM_PG15_CONFIG | LSM_PG18_CONFIG | LSM_PG18_CACHE | LSM_BUILD_SUFFIX | LSM_DEB_* | LSM_CHROOT_DIR) ;;
+		LSM_* | PG_TEST_* | CI | PROVE_* | DEBIAN_FRONTEND) envs+=("$v=${!v}") ;;
+		esac
 	done
 	# LSM_PG18_CACHE and the like name places on this machine: inside, the
 	# chroot's own /var/cache/lsm_am (built by the chroot's own runs)

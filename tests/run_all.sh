@@ -206,7 +206,7 @@ if [ ${#VERSIONS[@]} -eq 1 ] && [ "${VERSIONS[0]}" = 17 ] && [ -z "${LSM_IN_CHRO
 		lsm_log "pg_upgrade from 17 to 18 in the chroot (18 built there once by tests/build_pg18.sh)"
 		skip=()
 		[ "$SKIP_SETUP" = 1 ] && skip=(--skip-setup)
-		bash "$LSM_REPO/tests/chroot.sh" run "$LSM_PG17_CHROOT" env LSM_TAP_FILES= \
+		bash "$LSM_REPO/tests/chroot.sh" run "$LSM_PG17_CHROOT" env LSM_TAP_FILES= LSM_UPGRADE_REQUIRED=1 \
 			bash "$LSM_REPO/tests/run_all.sh" --pg 18 "${skip[@]}" --only tap 012_upgrade 2>&1 | tee -a "$out"
 		[ "${PIPESTATUS[0]}" = 0 ] || rc=1
 	fi

@@ -26,12 +26,20 @@ use LsmCluster;
 
 my $old_install = $ENV{LSM_UPGRADE_FROM} // '';
 my $new_version = PostgreSQL::Test::Cluster->new('probe')->pg_version;
-plan skip_all => 'pg_upgrade is tested on PostgreSQL 18 only' if $new_version < 18;
-plan skip_all => 'LSM_UPGRADE_FROM (an older PostgreSQL installation) is not set'
-  if $old_install eq '';
+# LSM_UPGRADE_REQUIRED=1 (tests/run_all.sh --pg 17 sets it for the upgrade
+# to 18 in the chroot): a missing old installation fails, it does not skip
+sub skip_or_fail
+{
+	my $why = shift;
+	BAIL_OUT("LSM_UPGRADE_REQUIRED is set, yet $why") if $ENV{LSM_UPGRADE_REQUIRED};
+	plan skip_all => $why;
+}
+skip_or_fail("pg_upgrade is tested on PostgreSQL 18 only (this is $new_version)") if $new_version < 18;
+skip_or_fail('LSM_UPGRADE_FROM (an older PostgreSQL installation) is not set') if $old_install eq '';
+skip_or_fail("$old_install/bin/pg_config does not exist") unless -x "$old_install/bin/pg_config";
 my $old_libdir = `$old_install/bin/pg_config --pkglibdir`;
 chomp $old_libdir;
-plan skip_all => "lsm_am is not installed in $old_install ($old_libdir)"
+skip_or_fail("lsm_am is not installed in $old_install ($old_libdir)")
   unless -f "$old_libdir/lsm_am.so";
 
 my $conf = qq{
