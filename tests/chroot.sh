@@ -8,6 +8,7 @@
 #
 #   bash tests/chroot.sh ensure NAME [SUITE]   # make NAME (default suite: trixie); print its root
 #   bash tests/chroot.sh fresh NAME [SUITE]    # NAME made anew from the suite's base copy
+#   bash tests/chroot.sh clone FROM NAME       # NAME made anew as a copy of chroot FROM
 #   bash tests/chroot.sh run NAME CMD [ARG...] # CMD inside NAME (see below)
 #   bash tests/chroot.sh remove NAME           # delete NAME
 #
@@ -24,7 +25,7 @@ set -euo pipefail
 
 CHROOTS=${LSM_CHROOT_DIR:-$LSM_PG18_CACHE/chroot}
 
-usage() { sed -n '2,21p' "$0" >&2; exit 2; }
+usage() { sed -n '2,22p' "$0" >&2; exit 2; }
 
 # The main archive URI of the machine's apt configuration (deb822 .sources
 # or a sources.list line), as tests/build_pg18.sh finds it.
@@ -126,6 +127,22 @@ fresh() {
 	ensure "$name" "$suite"
 }
 
+# clone FROM NAME: NAME made anew as a copy of the chroot FROM (its
+# packages and all; tests/deb_test.sh copies a chroot that has the build
+# dependencies installed); its root printed.
+clone() {
+	local from root
+	from=$(root_of "$1")
+	[ -f "$from/.lsm_am_base_done" ] || lsm_die "no chroot $1 to copy"
+	remove "$2"
+	root=$(root_of "$2")
+	lsm_log "making chroot $2 as a copy of $1"
+	rm -rf "$root.partial"
+	cp -a "$from" "$root.partial"
+	mv "$root.partial" "$root"
+	echo "$root"
+}
+
 remove() {
 	local root
 	root=$(root_of "$1")
@@ -179,6 +196,7 @@ shift
 case $cmd in
 ensure) ensure "$@" ;;
 fresh) fresh "$@" ;;
+clone) [ $# -eq 2 ] || usage; clone "$@" ;;
 run) run "$@" ;;
 remove) remove "$1" ;;
 *) usage ;;

@@ -4,8 +4,9 @@
 #   bash tests/run_all.sh                      # setup + every stage (CI size)
 #   bash tests/run_all.sh --long               # the long settings (see below)
 #   bash tests/run_all.sh --jobs 1             # one test file at a time
-#   bash tests/run_all.sh --only tap           # one stage (unit|regress|pgtap|tap)
+#   bash tests/run_all.sh --only tap           # one stage (unit|regress|pgtap|tap|package)
 #   bash tests/run_all.sh --only tap 004 002   # TAP/pgTAP/regress files matching a word
+#   bash tests/run_all.sh --only package trixie  # the Debian package of one Debian
 #   bash tests/run_all.sh --skip-setup ...     # do not install packages or rebuild
 #                                              # (warns if the installed build is older
 #                                              # than src/)
@@ -33,7 +34,14 @@
 # with the first version only; and tests/dist_test.sh, the PGXN zip built
 # and installed with PGXS alone), regress (pg_regress, sql/*.sql against
 # expected/*.out), pgtap (pg_prove, tests/pgtap/*.sql), tap (prove,
-# tests/t/*.pl with PostgreSQL::Test::Cluster).
+# tests/t/*.pl with PostgreSQL::Test::Cluster), package (tests/deb_test.sh:
+# the Debian packages built with dpkg-buildpackage in a clean chroot of
+# Debian 12 and of Debian 13, installed there with apt, tested with `make
+# installcheck` against the installed copy and purged; two jobs,
+# package/bookworm and package/trixie, with the first version only, on
+# this machine only (not inside the Debian 13 chroot of --pg 17); a word
+# bookworm or trixie after the options picks one; the first run on a
+# machine makes their chroots, about ten minutes).
 #
 # Jobs: the unit tests, the sanitizer build, the fuzzers, the distribution
 # test, pg_regress, pgTAP and every TAP file are separate jobs; up to --jobs
@@ -71,7 +79,7 @@ CHILD_ARGS=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--only)
-		[ $# -ge 2 ] || lsm_die "--only needs unit, regress, pgtap or tap"
+		[ $# -ge 2 ] || lsm_die "--only needs unit, regress, pgtap, tap or package"
 		IFS=, read -r -a more <<<"$2"
 		STAGES+=("${more[@]}")
 		CHILD_ARGS+=("$1" "$2")
@@ -97,15 +105,15 @@ while [ $# -gt 0 ]; do
 	--jobs=*) JOBS=${1#--jobs=}; shift ;;
 	--long) LONG=1; shift ;;
 	--skip-setup) SKIP_SETUP=1; CHILD_ARGS+=("$1"); shift ;;
-	-h | --help) sed -n '2,51p' "$0"; exit 0 ;;
+	-h | --help) awk 'NR > 1 && /^set -uo pipefail/ { exit } NR > 1' "$0"; exit 0 ;;
 	-*) lsm_die "unknown option $1" ;;
 	*) FILTERS+=("$1"); CHILD_ARGS+=("$1"); shift ;;
 	esac
 done
 USER_STAGES=${#STAGES[@]} # stages named by --only (0: all)
-[ ${#STAGES[@]} -gt 0 ] || STAGES=(unit regress pgtap tap)
+[ ${#STAGES[@]} -gt 0 ] || STAGES=(unit regress pgtap tap package)
 for s in "${STAGES[@]}"; do
-	case $s in unit | regress | pgtap | tap) ;; *) lsm_die "unknown stage '$s'" ;; esac
+	case $s in unit | regress | pgtap | tap | package) ;; *) lsm_die "unknown stage '$s'" ;; esac
 done
 case $JOBS in '' | *[!0-9]* | 0) lsm_die "--jobs needs a positive number, not '$JOBS'" ;; esac
 export LSM_JOBS=$JOBS LSM_LONG=$LONG
@@ -448,6 +456,23 @@ job_fuzz() {
 	fi
 }
 
+# The Debian package of one Debian (bookworm: postgresql-15-lsm-am, trixie:
+# postgresql-17-lsm-am): tests/deb_test.sh SUITE, in chroots of its own
+# (deb-build-SUITE, and an overlay on it per run, deb-SUITE-PID), its
+# cluster on a private socket.
+job_package() {
+	local suite=$1 log=$JOB_DIR/package-$1.log
+	lsm_log "package: tests/deb_test.sh $suite"
+	if TMPDIR=$JOB_DIR bash "$LSM_REPO/tests/deb_test.sh" "$suite" >"$log" 2>&1; then
+		grep -E '^(==> )?deb\[' "$log"
+		record ok "package/$suite"
+	else
+		echo "---- tests/deb_test.sh $suite (tail) ----"
+		tail -n 80 "$log"
+		record fail "package/$suite (tests/deb_test.sh $suite: $(grep -m 1 -o 'FAILED: .*' "$log" | cut -c 9- | cut -c 1-120))"
+	fi
+}
+
 REGRESS_TESTS=()
 job_regress() {
 	local dir=$JOB_DIR/cluster rc line nfail=0 nseen=0
@@ -609,6 +634,17 @@ if want_stage pgtap; then
 	done
 	[ ${#PGTAP_FILES[@]} -gt 0 ] && add_job pgtap job_pgtap
 fi
+# The Debian packages: once per run (the first version's), and from this
+# machine only (they make chroots of their own).  A word naming a Debian
+# picks it; other words do not apply.
+if want_stage package && [ "${LSM_UNIT_ONCE_DONE:-0}" != 1 ] && [ -z "${LSM_IN_CHROOT:-}" ]; then
+	suites=()
+	for s in bookworm trixie; do
+		for f in "${FILTERS[@]}"; do [ "$f" = "$s" ] && suites+=("$s"); done
+	done
+	[ ${#suites[@]} -gt 0 ] && MATCHED=$((MATCHED + ${#suites[@]})) || suites=(bookworm trixie)
+	for s in "${suites[@]}"; do add_job "package/$s" "job_package $s"; done
+fi
 NTAP=0
 if want_stage tap; then
 	for f in "$SRC"/tests/t/*.pl; do
@@ -629,6 +665,7 @@ fi
 # with no time there takes its estimate below (4 jobs at once on 2 cores,
 # PostgreSQL 15), one not listed goes first: it may be slow.
 declare -A DEFAULT_TIME=(
+	[package/trixie]=480 [package/bookworm]=470
 	[tap/021_faults]=295 [tap/008_merge]=288 [unit/asan]=164 [unit/fuzz]=133
 	[tap/013_space]=121 [unit]=113 [tap/022_memory_pressure]=87 [unit/dist]=80
 	[tap/006_concurrency]=70 [tap/023_soak]=65 [tap/012_upgrade]=60
