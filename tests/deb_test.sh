@@ -25,7 +25,7 @@
 #   2. `dpkg-buildpackage -us -uc -b` as an unprivileged user `builder`
 #      (DEB_BUILD_OPTIONS=parallel=2; LSM_DEB_JOBS=N); the package holds
 #      lsm_am.so, the control file and every sql/lsm_am--*.sql, and no JIT
-#      bitcode; with LSM_DEB_LINTIAN=1, lintian (installed in the copy for
+#      bitcode; with LSM_DEB_LINTIAN=1, lintian (installed in the run's chroot for
 #      that run: it is not in the cached chroot);
 #   3. `apt-get install ./postgresql-NN-lsm-am_VERSION_ARCH.deb`, which
 #      pulls postgresql-NN; `dpkg -S` says the installed lsm_am.so is the
@@ -56,6 +56,7 @@
 # runs hold it shared).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+PROVE_TESTS_DEFAULT=${LSM_DEB_PROVE_TESTS:-tests/t/001_preload.pl tests/t/004_differential.pl}
 
 # ================================================================ inside
 # `tests/deb_test.sh --inside SUITE`: steps 2-6 in the chroot (run by the
@@ -153,7 +154,7 @@ if [ "${1:-}" = --inside ]; then
 	mkdir -p "$check" && tar -C "$check" -xf /build/src.tar && chown -R "$PG_USER:" "$check"
 	check=$(echo "$check"/lsm-am-*/)
 	check=${check%/}
-	prove_tests=${LSM_DEB_PROVE_TESTS:-tests/t/001_preload.pl tests/t/004_differential.pl}
+	prove_tests=${LSM_DEB_PROVE_TESTS:-$PROVE_TESTS_DEFAULT}
 	t=$SECONDS
 	rc=0
 	(cd "$check" && as_pg PGHOST="$PGHOST" PGPORT="$PGPORT" \
@@ -358,7 +359,11 @@ for suite in $targets; do
 		git archive --format=tar --prefix="lsm-am-$upstream/" HEAD >"$root/build/src.tar"
 		tar -C "$root/build" -xf "$root/build/src.tar"
 		echo "deb[$suite]: the committed tree of $head in /build/lsm-am-$upstream"
-		bash "$LSM_REPO/tests/chroot.sh" run "$name" bash "$LSM_REPO/tests/deb_test.sh" --inside "$suite" 9>&-
+		# (the settings on the command line: tests/chroot.sh does not pass
+		# LSM_DEB_* inside, those of tests/lib.sh being the machine's)
+		bash "$LSM_REPO/tests/chroot.sh" run "$name" env LSM_DEB_JOBS="${LSM_DEB_JOBS:-2}" \
+			LSM_DEB_LINTIAN="${LSM_DEB_LINTIAN:-0}" LSM_DEB_PROVE_TESTS="$PROVE_TESTS_DEFAULT" \
+			bash "$LSM_REPO/tests/deb_test.sh" --inside "$suite" 9>&-
 		rc=$?
 		t=$SECONDS
 		if [ "${LSM_KEEP_SCRATCH:-0}" != 1 ]; then

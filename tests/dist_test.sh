@@ -193,7 +193,7 @@ libdir=$dest$("$PG_CONFIG" --pkglibdir)
 extdir=$dest$("$PG_CONFIG" --sharedir)/extension
 [ -f "$libdir/lsm_am.so" ] || fail "no lsm_am.so in $libdir"
 if command -v nm >/dev/null; then
-	nm -D --defined-only "$libdir/lsm_am.so" | grep -qw Pg_magic_func ||
+	nm -D --defined-only "$libdir/lsm_am.so" | grep -w Pg_magic_func >/dev/null ||
 		fail "lsm_am.so does not export Pg_magic_func"
 fi
 cmp -s "$src/lsm_am.control" "$extdir/lsm_am.control" || fail "lsm_am.control is not installed in $extdir"
