@@ -155,14 +155,17 @@ BEGIN
     RETURN QUERY VALUES ('answers', bad_answer), ('plans', bad_plan);
 END $$;
 
--- Random fetches in both directions on scrollable cursors over = ANY.
-CREATE FUNCTION any_cursor(n int, idx text, col text) RETURNS int LANGUAGE plpgsql AS $$
+-- Random fetches in both directions on scrollable cursors over = ANY; with
+-- col2, = ANY on both columns (the scan iterates their combinations), in the
+-- order ord.
+CREATE FUNCTION any_cursor(n int, idx text, col text, col2 text DEFAULT NULL,
+                           ord text DEFAULT NULL) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
     q text;
     c1 refcursor;
     c2 refcursor;
-    v1 int;
-    v2 int;
+    v1 text;
+    v2 text;
     f1 bool;
     f2 bool;
     bad int := 0;
@@ -172,7 +175,12 @@ BEGIN
     SET LOCAL enable_seqscan = off;
     SET LOCAL enable_sort = off;
     FOR i IN 1..n LOOP
-        q := format('SELECT %1$s FROM %%1$s WHERE %1$s = ANY (%2$s) ORDER BY %1$s', col, rand_arr(0, 100));
+        IF col2 IS NULL THEN
+            q := format('SELECT %1$s::text FROM %%1$s WHERE %1$s = ANY (%2$s) ORDER BY %1$s', col, rand_arr(0, 100));
+        ELSE
+            q := format('SELECT (%1$s, %2$s)::text FROM %%1$s WHERE %1$s = ANY (%3$s) AND %2$s = ANY (%4$s) ORDER BY %5$s',
+                        col, col2, rand_arr(0, 100), rand_arr(0, 20), ord);
+        END IF;
         IF plan_text(q) !~ ('using ' || idx) THEN
             RAISE NOTICE 'unexpected plan of %: %', q, plan_text(q);
             bad := bad + 1;
@@ -238,6 +246,7 @@ CREATE INDEX any_lsm_ab ON any_lsm USING lsm (a, b DESC);
 CREATE INDEX any_bt_ab ON any_bt (a, b DESC);
 SELECT * FROM any_diff(25, 'index', 'any_lsm_ab', 'a', 'b');
 SELECT * FROM any_diff(10, 'bitmap', 'any_lsm_ab', 'a', 'b');
+SELECT any_cursor(15, 'any_lsm_ab', 'a', 'b', 'a, b DESC') AS cursor_failures;
 DROP INDEX any_lsm_ab, any_bt_ab;
 
 -- entries in the memtable as well as in runs
@@ -249,7 +258,8 @@ DELETE FROM any_lsm WHERE c % 7 = 0;
 DELETE FROM any_bt WHERE c % 7 = 0;
 SELECT * FROM any_diff(25, 'index', 'any_lsm_ab', 'a', 'b');
 SELECT * FROM any_diff(10, 'bitmap', 'any_lsm_ab', 'a', 'b');
+SELECT any_cursor(15, 'any_lsm_ab', 'a', 'b', 'a DESC, b') AS cursor_failures;
 
 DROP TABLE any_lsm, any_bt;
-DROP FUNCTION any_diff(int, text, text, text, text), any_cursor(int, text, text),
+DROP FUNCTION any_diff(int, text, text, text, text), any_cursor(int, text, text, text, text),
     rand_arr(int, int), answer(text, text), plan_text(text);

@@ -94,7 +94,8 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 		/* = ANY(array) iterated: backward from its last element */
 		if (so->iterkey >= 0 && backward)
 		{
-			so->curelem = so->keys[so->iterkey].nelems - 1;
+			for (int j = 0; j < so->niter; j++)
+				so->curelems[j] = so->keys[so->iterkeys[j]].nelems - 1;
 			LsmScanSetRange(scan);
 		}
 		so->orange = so->range;
@@ -195,20 +196,36 @@ bool
 LsmScanNextElement(IndexScanDesc scan, bool backward)
 {
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
-	int			next;
+	int			j;
 
 	if (so->iterkey < 0)
 		return false;
-	next = so->curelem + (backward ? -1 : 1);
-	if (next < 0 || next >= so->keys[so->iterkey].nelems)
+	/* an odometer: the last column's element first, carrying leftwards */
+	for (j = so->niter - 1; j >= 0; j--)
+	{
+		int			n = so->keys[so->iterkeys[j]].nelems;
+		int			next = so->curelems[j] + (backward ? -1 : 1);
+
+		if (next >= 0 && next < n)
+		{
+			so->curelems[j] = next;
+			break;
+		}
+		so->curelems[j] = backward ? n - 1 : 0;
+	}
+	if (j < 0)
+	{
+		/* every combination done: leave the last one current */
+		for (j = 0; j < so->niter; j++)
+			so->curelems[j] = backward ? 0 : so->keys[so->iterkeys[j]].nelems - 1;
 		return false;
+	}
 	LsmScanTally(so);
 	MemoryContextDelete(so->snapctx);	/* LsmScanFreeCore: iterator, pins */
 	so->snapctx = NULL;
 	so->cursors = NULL;
 	so->nruns = 0;
 	so->skiplast = false;
-	so->curelem = next;
 	LsmScanSetRange(scan);
 	so->orange = so->range;
 	LsmScanStart(scan, backward);

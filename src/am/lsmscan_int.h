@@ -108,11 +108,15 @@ typedef struct LsmScanOpaqueData
 								 * LSM_FLAG_NOT_NULL (-1: none) */
 	LsmTupleFormer former;		/* entry layout, reused index tuple */
 	bool		empty;			/* keys can never match */
-	/* = ANY(array) on the column after the equality prefix: the scan is one
-	 * point scan per element, in index order (keys[iterkey].seg is
-	 * elems[curelem]); -1: none */
+	/* = ANY(array) on the columns after the equality prefix (each column up
+	 * to the first without an equality or an = ANY): the scan is one point
+	 * scan per combination of their elements, in index order, the last
+	 * column's element changing fastest (keys[iterkeys[j]].seg is
+	 * elems[curelems[j]]).  iterkey: iterkeys[0], or -1 for none. */
 	int			iterkey;
-	int			curelem;
+	int			niter;
+	int			iterkeys[INDEX_MAX_KEYS];
+	int			curelems[INDEX_MAX_KEYS];
 	MemoryContext rangectx;		/* range and prefix (LsmScanSetRange), reset
 								 * per element; child of scanctx */
 	LsmRange	range;			/* of this snapshot (narrowed after a turn) */

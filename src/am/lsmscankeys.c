@@ -102,7 +102,7 @@ LsmScanPrepare(IndexScanDesc scan)
 	so->keys = palloc0(sizeof(LsmScanKeyInfo) * Max(scan->numberOfKeys, 1));
 	so->nkeys = 0;
 	so->iterkey = -1;
-	so->curelem = 0;
+	so->niter = 0;
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
@@ -181,10 +181,12 @@ LsmScanPrepare(IndexScanDesc scan)
 	}
 
 	/*
-	 * = ANY(array) on the first column without an equality, all before it
-	 * having one: the scan iterates its elements, each an equality that
-	 * extends the prefix (a point scan per element; elements in index order,
-	 * so the output is too).  Any other = ANY is a per-entry filter.
+	 * = ANY(array) on the columns after the equality prefix, up to the first
+	 * column with neither an equality nor an = ANY: the scan iterates the
+	 * combinations of their elements, each an equality that extends the
+	 * prefix (a point scan per combination; elements in index order, the
+	 * last column's fastest, so the output is in index order too), as btree
+	 * iterates its array keys.  Any other = ANY is a per-entry filter.
 	 */
 	for (int col = 0; col < so->desc.ncols; col++)
 	{
@@ -205,17 +207,21 @@ LsmScanPrepare(IndexScanDesc scan)
 		}
 		if (haseq)
 			continue;
-		if (arr >= 0)
+		if (arr < 0)
+			break;
 		{
 			LsmScanKeyInfo *k = &so->keys[arr];
 
-			so->iterkey = arr;
+			if (so->iterkey < 0)
+				so->iterkey = arr;
+			so->iterkeys[so->niter] = arr;
+			so->curelems[so->niter] = 0;
+			so->niter++;
 			k->kind = LSM_SK_COMPARE;
 			k->strategy = BTEqualStrategyNumber;
 			k->seg = k->elems[0];
 			k->seglen = k->elemlens[0];
 		}
-		break;
 	}
 	MemoryContextSwitchTo(old);
 	if (!so->empty)
@@ -254,12 +260,12 @@ LsmScanSetRange(IndexScanDesc scan)
 	so->range.lolen = so->range.hilen = 0;
 	for (int i = 0; i < so->nkeys; i++)
 		so->keys[i].implied = false;
-	if (so->iterkey >= 0)
+	for (int j = 0; j < so->niter; j++)
 	{
-		LsmScanKeyInfo *k = &so->keys[so->iterkey];
+		LsmScanKeyInfo *k = &so->keys[so->iterkeys[j]];
 
-		k->seg = k->elems[so->curelem];
-		k->seglen = k->elemlens[so->curelem];
+		k->seg = k->elems[so->curelems[j]];
+		k->seglen = k->elemlens[so->curelems[j]];
 	}
 
 	/* range: equality prefix, then the bounds of the first other column */
