@@ -68,7 +68,7 @@ CREATE FUNCTION gen_rows(first int, n int) RETURNS SETOF inc LANGUAGE sql AS $f$
         CASE WHEN random() < 0.1 THEN NULL ELSE repeat(substr(md5(random()::text), 1, 4), 50 + (random() * 125)::int) END,
         -- incompressible (hex digits of md5s): 192..448 bytes, out of line
         CASE WHEN random() < 0.1 THEN NULL
-             ELSE (SELECT string_agg(md5(random()::text || i), '') FROM generate_series(1, 6 + (random() * 8)::int) i) END
+             ELSE (SELECT string_agg(md5(random()::text || i || g), '') FROM generate_series(1, 6 + (random() * 8)::int) i) END
     FROM generate_series(first, first + n - 1) g
 $f$;
 
