@@ -20,7 +20,8 @@ CREATE SCHEMA lsm_include;
 SET search_path = lsm_include, public;
 
 SELECT setseed(0.71);
--- toast_tuple_target = 128: a row over 128 bytes has its long values
+-- pad (not indexed, 2100 bytes in some rows) takes a row over the TOAST
+-- threshold; toast_tuple_target = 128 then has the long values of the row
 -- compressed (c_long, storage extended) or moved out of line uncompressed
 -- (c_ext, storage external)
 CREATE TABLE inc (
@@ -28,7 +29,7 @@ CREATE TABLE inc (
     c_i2 int2, c_i8 int8, c_f4 float4, c_f8 float8, c_num numeric, c_bool bool,
     c_date date, c_time time, c_ts timestamp, c_tz timestamptz, c_iv interval,
     c_u uuid, c_text text COLLATE "C", c_vc varchar(40), c_b bytea,
-    c_j jsonb, c_arr int[], c_pt point, c_long text, c_ext text)
+    c_j jsonb, c_arr int[], c_pt point, c_long text, c_ext text, pad text)
     WITH (autovacuum_enabled = off, toast_tuple_target = 128);
 ALTER TABLE inc ALTER COLUMN c_ext SET STORAGE EXTERNAL;
 CREATE TABLE inc_bt (LIKE inc INCLUDING STORAGE)
@@ -68,7 +69,8 @@ CREATE FUNCTION gen_rows(first int, n int) RETURNS SETOF inc LANGUAGE sql AS $f$
         CASE WHEN random() < 0.1 THEN NULL ELSE repeat(substr(md5(random()::text), 1, 4), 50 + (random() * 125)::int) END,
         -- incompressible (hex digits of md5s): 192..448 bytes, out of line
         CASE WHEN random() < 0.1 THEN NULL
-             ELSE (SELECT string_agg(md5(random()::text || i || g), '') FROM generate_series(1, 6 + (random() * 8)::int) i) END
+             ELSE (SELECT string_agg(md5(random()::text || i || g), '') FROM generate_series(1, 6 + (random() * 8)::int) i) END,
+        CASE WHEN random() < 0.6 THEN repeat('p', 2100) END
     FROM generate_series(first, first + n - 1) g
 $f$;
 
@@ -80,17 +82,37 @@ BEGIN
 END
 $f$;
 
+-- the staging table of new rows: no TOAST there (storage plain), so that
+-- inc and inc_bt get the values whole and TOAST them themselves
+CREATE PROCEDURE fill_stage(first int, n int) LANGUAGE plpgsql AS $f$
+BEGIN
+    DROP TABLE IF EXISTS stage;
+    CREATE TEMP TABLE stage (LIKE inc);
+    ALTER TABLE stage ALTER c_long SET STORAGE PLAIN, ALTER c_ext SET STORAGE PLAIN,
+        ALTER pad SET STORAGE PLAIN;
+    INSERT INTO stage SELECT * FROM gen_rows(first, n);
+END
+$f$;
+
 -- mk: a two-column key; created on the empty tables, every entry arrives by
 -- insert (a tiny memtable: flushes to runs on the way)
-CREATE INDEX inc_mk ON inc USING lsm (t DESC, k) INCLUDE (c_j, c_arr, c_num, c_pt)
+CREATE INDEX inc_mk ON inc USING lsm (t DESC, c_i8) INCLUDE (k, c_j, c_arr, c_num, c_pt)
     WITH (memtable_size = 64);
-CREATE INDEX inc_bt_mk ON inc_bt (t DESC, k) INCLUDE (c_j, c_arr, c_num, c_pt);
-CREATE TEMP TABLE stage AS SELECT * FROM gen_rows(1, 3000);
+CREATE INDEX inc_bt_mk ON inc_bt (t DESC, c_i8) INCLUDE (k, c_j, c_arr, c_num, c_pt);
+CALL fill_stage(1, 3000);
 CALL on_both('INSERT INTO %1$s SELECT * FROM stage');
 -- the values are TOASTed in the heap as intended
+CREATE FUNCTION toasted_values(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $f$
+DECLARE n bigint;
+BEGIN
+    EXECUTE format('SELECT count(DISTINCT chunk_id) FROM %s',
+                   (SELECT reltoastrelid::regclass FROM pg_class WHERE oid = rel)) INTO n;
+    RETURN n;
+END
+$f$;
 SELECT count(*) FILTER (WHERE pg_column_compression(c_long) IS NOT NULL) > 1000 AS long_compressed,
-       count(*) FILTER (WHERE pg_column_size(c_ext) < octet_length(c_ext)) > 1000 AS ext_out_of_line,
-       count(*) FILTER (WHERE pg_column_compression(c_ext) IS NOT NULL) AS ext_compressed
+       count(*) FILTER (WHERE pg_column_compression(c_ext) IS NOT NULL) AS ext_compressed,
+       toasted_values('inc') > 1000 AS out_of_line, toasted_values('inc_bt') > 1000 AS bt_out_of_line
     FROM inc;
 -- k: every type included; built on the loaded table (CREATE INDEX's run)
 CREATE INDEX inc_k ON inc USING lsm (k) INCLUDE (id, c_i2, c_i8, c_f4, c_f8, c_num,
@@ -107,7 +129,7 @@ SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 EXPLAIN (COSTS OFF) SELECT k, c_j, c_arr, c_pt, c_long, c_ext FROM inc WHERE k = 7;
 EXPLAIN (COSTS OFF) SELECT k, id FROM inc WHERE k BETWEEN 1 AND 9 AND c_bool;
-EXPLAIN (COSTS OFF) SELECT t, k, c_j FROM inc WHERE t = 'a' AND k > 100;
+EXPLAIN (COSTS OFF) SELECT t, c_i8, k, c_j FROM inc WHERE t = 'a' AND c_i8 > 100;
 SET enable_indexonlyscan = off;
 EXPLAIN (COSTS OFF) SELECT k, c_j FROM inc WHERE k = 7;
 RESET enable_indexonlyscan;
@@ -188,10 +210,10 @@ BEGIN
         RETURN NEXT;
         q := format('SELECT %s FROM %%1$s WHERE k IS NULL', all_cols);
         modes := ARRAY['index', 'bitmap']; RETURN NEXT;
-        q := format('SELECT t, k, c_j, c_arr, c_num, c_pt FROM %%1$s WHERE t = %L', substr(md5(random()::text), 1, 1));
+        q := format('SELECT t, c_i8, k, c_j, c_arr, c_num, c_pt FROM %%1$s WHERE t = %L', substr(md5(random()::text), 1, 1));
         idx := 'inc_mk'; modes := every; RETURN NEXT;
-        q := format('SELECT t, k, c_j, c_arr, c_num, c_pt FROM %%1$s WHERE t = %L AND k > %s',
-                    substr(md5(random()::text), 1, 2), lo);
+        q := format('SELECT t, c_i8, k, c_j, c_arr, c_num, c_pt FROM %%1$s WHERE t = %L AND c_i8 > %s',
+                    substr(md5(random()::text), 1, 2), (random() * 1e15)::int8);
         RETURN NEXT;
         q := format('SELECT t, k, c_j, c_num FROM %%1$s WHERE t >= %L AND t < %L AND c_arr[1] > 50',
                     substr(md5(random()::text), 1, 1), substr(md5(random()::text), 1, 1) || 'z');
@@ -231,13 +253,13 @@ SELECT * FROM health ORDER BY index;
 
 -- 2. inserts (memtable), updates of included columns only (a new entry for
 -- the same key), updates of keys, deletes, a rolled-back insert
-CREATE TEMP TABLE stage2 AS SELECT * FROM gen_rows(3001, 1000);
-CALL on_both('INSERT INTO %1$s SELECT * FROM stage2');
-CALL on_both('UPDATE %1$s SET c_j = jsonb_build_object(''upd'', id), c_long = repeat(''u'', 300 + id % 200),
-              c_arr = ARRAY[id], c_num = id / 7.0 WHERE id % 9 = 0');
-CALL on_both('UPDATE %1$s SET k = k + 1, c_text = ''moved'' WHERE id % 13 = 0');
-CALL on_both('UPDATE %1$s SET c_ext = NULL, c_pt = NULL, c_iv = ''-1 mon''  WHERE id % 17 = 0');
-CALL on_both('DELETE FROM %1$s WHERE id % 11 = 0');
+CALL fill_stage(3001, 1000);
+CALL on_both('INSERT INTO %1$s SELECT * FROM stage');
+CALL on_both('UPDATE %1$s SET c_j = jsonb_build_object(''upd'', id), c_long = repeat(''u'', 300 + id %% 200),
+              c_arr = ARRAY[id], c_num = id / 7.0 WHERE id %% 9 = 0');
+CALL on_both('UPDATE %1$s SET k = k + 1, c_text = ''moved'' WHERE id %% 13 = 0');
+CALL on_both('UPDATE %1$s SET c_ext = NULL, c_pt = NULL, c_iv = ''-1 mon''  WHERE id %% 17 = 0');
+CALL on_both('DELETE FROM %1$s WHERE id %% 11 = 0');
 BEGIN;
 CALL on_both('INSERT INTO %1$s SELECT * FROM gen_rows(9001, 200)');
 ROLLBACK;
@@ -249,10 +271,10 @@ SELECT * FROM failures;
 -- 3. flush (level-0 runs), more changes, then compact (one merged run)
 SELECT lsm_am.flush('inc_k');
 SELECT lsm_am.flush('inc_mk');
-CALL on_both('INSERT INTO %1$s SELECT * FROM stage2 WHERE id % 3 = 0');
-CALL on_both('UPDATE %1$s SET c_b = ''\x00ff'', c_bool = NOT c_bool WHERE id % 7 = 1');
+CALL on_both('INSERT INTO %1$s SELECT * FROM stage WHERE id %% 3 = 0');
+CALL on_both('UPDATE %1$s SET c_b = ''\x00ff'', c_bool = NOT c_bool WHERE id %% 7 = 1');
 SELECT lsm_am.flush('inc_k');
-CALL on_both('DELETE FROM %1$s WHERE id % 19 = 2');
+CALL on_both('DELETE FROM %1$s WHERE id %% 19 = 2');
 SELECT s.runs >= 3 AS runs, s.memtable_entries > 0 AS in_memtable FROM lsm_am.index_stats('inc_k') s;
 CALL run_checks('3 flushed runs', 3);
 SELECT * FROM failures;
@@ -278,8 +300,8 @@ SELECT * FROM health ORDER BY index;
 -- 5. REINDEX (a new build of both lsm indexes), then more rows
 REINDEX INDEX inc_k;
 REINDEX INDEX inc_mk;
-CREATE TEMP TABLE stage3 AS SELECT * FROM gen_rows(5001, 500);
-CALL on_both('INSERT INTO %1$s SELECT * FROM stage3');
+CALL fill_stage(5001, 500);
+CALL on_both('INSERT INTO %1$s SELECT * FROM stage');
 CALL run_checks('5 reindex', 3);
 SELECT * FROM failures;
 SELECT * FROM health ORDER BY index;
@@ -303,7 +325,7 @@ BEGIN
         RAISE EXCEPTION 'not the same definition: %', pg_get_indexdef('inc_mk'::regclass);
     END IF;
 END $$;
-SELECT inc_check('SELECT t, k, c_j, c_arr, c_num, c_pt FROM %1$s WHERE t = ''a''', 'ionly', 'inc_mk');
+SELECT inc_check('SELECT t, c_i8, k, c_j, c_arr, c_num, c_pt FROM %1$s WHERE t = ''a''', 'ionly', 'inc_mk');
 
 -- 7. an entry over 1536 bytes (key + included values + TID): SQLSTATE
 -- 54000, the row is not inserted, the index stays usable
