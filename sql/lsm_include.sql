@@ -70,7 +70,7 @@ CREATE FUNCTION gen_rows(first int, n int) RETURNS SETOF inc LANGUAGE sql AS $f$
         -- incompressible (hex digits of md5s): 192..448 bytes, out of line
         CASE WHEN random() < 0.1 THEN NULL
              ELSE (SELECT string_agg(md5(random()::text || i || g), '') FROM generate_series(1, 6 + (random() * 8)::int) i) END,
-        CASE WHEN random() < 0.6 THEN repeat('p', 2100) END
+        CASE WHEN random() < 0.5 THEN repeat('p', 2100) END
     FROM generate_series(first, first + n - 1) g
 $f$;
 
@@ -99,7 +99,7 @@ $f$;
 CREATE INDEX inc_mk ON inc USING lsm (t DESC, c_i8) INCLUDE (k, c_j, c_arr, c_num, c_pt)
     WITH (memtable_size = 64);
 CREATE INDEX inc_bt_mk ON inc_bt (t DESC, c_i8) INCLUDE (k, c_j, c_arr, c_num, c_pt);
-CALL fill_stage(1, 3000);
+CALL fill_stage(1, 1500);
 CALL on_both('INSERT INTO %1$s SELECT * FROM stage');
 -- the values are TOASTed in the heap as intended
 CREATE FUNCTION toasted_values(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $f$
@@ -110,9 +110,9 @@ BEGIN
     RETURN n;
 END
 $f$;
-SELECT count(*) FILTER (WHERE pg_column_compression(c_long) IS NOT NULL) > 1000 AS long_compressed,
+SELECT count(*) FILTER (WHERE pg_column_compression(c_long) IS NOT NULL) > 500 AS long_compressed,
        count(*) FILTER (WHERE pg_column_compression(c_ext) IS NOT NULL) AS ext_compressed,
-       toasted_values('inc') > 1000 AS out_of_line, toasted_values('inc_bt') > 1000 AS bt_out_of_line
+       toasted_values('inc') > 500 AS out_of_line, toasted_values('inc_bt') > 500 AS bt_out_of_line
     FROM inc;
 -- k: every type included; built on the loaded table (CREATE INDEX's run)
 CREATE INDEX inc_k ON inc USING lsm (k) INCLUDE (id, c_i2, c_i8, c_f4, c_f8, c_num,
@@ -148,8 +148,8 @@ SELECT indnatts, indnkeyatts FROM pg_index WHERE indexrelid = 'inc_k'::regclass;
 -- inc_check(q, mode, idx): q (%1$s stands for the table) on inc under
 -- planner settings forcing mode ('ionly', 'index' or 'bitmap'), whose plan
 -- must scan lsm index idx that way, and on inc_bt under the same settings;
--- 'ok', or the plan or the number of rows in one answer and not the other
--- (compared as text, as multisets).
+-- 'ok N' (N rows), or the plan or the number of rows in one answer and not
+-- the other (compared as text, as multisets).
 CREATE FUNCTION inc_check(q text, mode text, idx text) RETURNS text
 LANGUAGE plpgsql AS $f$
 DECLARE
@@ -157,6 +157,7 @@ DECLARE
     line text;
     want text;
     n bigint;
+    r bigint;
 BEGIN
     PERFORM set_config('enable_seqscan', 'off', true);
     PERFORM set_config('enable_indexscan', (mode <> 'bitmap')::text, true);
@@ -172,14 +173,16 @@ BEGIN
     IF position(want IN plan) = 0 OR (mode = 'index' AND plan LIKE '%Index Only Scan%') THEN
         RETURN 'plan is not ' || want || ': ' || plan;
     END IF;
-    EXECUTE format('SELECT count(*) FROM ((SELECT x::text FROM (%1$s) x EXCEPT ALL SELECT x::text FROM (%2$s) x)
-                    UNION ALL (SELECT x::text FROM (%2$s) x EXCEPT ALL SELECT x::text FROM (%1$s) x)) d',
+    EXECUTE format('WITH a AS MATERIALIZED (SELECT x::text FROM (%1$s) x),
+                         b AS MATERIALIZED (SELECT x::text FROM (%2$s) x)
+                    SELECT (SELECT count(*) FROM a),
+                           count(*) FROM ((TABLE a EXCEPT ALL TABLE b) UNION ALL (TABLE b EXCEPT ALL TABLE a)) d',
                    format(q, 'inc'), format(q, 'inc_bt'))
-        INTO n;
+        INTO r, n;
     IF n <> 0 THEN
         RETURN n || ' rows differ: ' || format(q, 'inc');
     END IF;
-    RETURN 'ok';
+    RETURN 'ok ' || r;
 END
 $f$;
 
@@ -231,7 +234,7 @@ BEGIN
         FROM inc_queries(n) s, unnest(s.modes) m;
 END
 $f$;
-CREATE VIEW failures AS SELECT phase, mode, result FROM results WHERE result <> 'ok';
+CREATE VIEW failures AS SELECT phase, mode, result FROM results WHERE result !~ '^ok';
 
 -- the tables hold the same rows; each index holds one entry per heap tuple
 -- it covers; every page accounted for; verify() finds the indexes sound
@@ -246,14 +249,14 @@ CREATE VIEW health AS
       AND c.relnamespace = 'lsm_include'::regnamespace AND c.relname LIKE 'inc%';
 
 -- 1. after CREATE INDEX: inc_k is one run, inc_mk runs and a memtable
-CALL run_checks('1 create index', 4);
+CALL run_checks('1 create index', 2);
 SELECT * FROM failures;
 SELECT s.runs >= 1 AS runs, s.memtable_entries AS memtable FROM lsm_am.index_stats('inc_k') s;
 SELECT * FROM health ORDER BY index;
 
 -- 2. inserts (memtable), updates of included columns only (a new entry for
 -- the same key), updates of keys, deletes, a rolled-back insert
-CALL fill_stage(3001, 1000);
+CALL fill_stage(3001, 500);
 CALL on_both('INSERT INTO %1$s SELECT * FROM stage');
 CALL on_both('UPDATE %1$s SET c_j = jsonb_build_object(''upd'', id), c_long = repeat(''u'', 300 + id %% 200),
               c_arr = ARRAY[id], c_num = id / 7.0 WHERE id %% 9 = 0');
@@ -265,23 +268,23 @@ CALL on_both('INSERT INTO %1$s SELECT * FROM gen_rows(9001, 200)');
 ROLLBACK;
 SELECT s.memtable_entries > 0 AS in_memtable FROM lsm_am.index_stats('inc_k') s;
 SELECT same_tables();
-CALL run_checks('2 memtable, dead rows', 4);
+CALL run_checks('2 memtable, dead rows', 2);
 SELECT * FROM failures;
 
 -- 3. flush (level-0 runs), more changes, then compact (one merged run)
 SELECT lsm_am.flush('inc_k');
 SELECT lsm_am.flush('inc_mk');
 CALL on_both('INSERT INTO %1$s SELECT * FROM stage WHERE id %% 3 = 0');
-CALL on_both('UPDATE %1$s SET c_b = ''\x00ff'', c_bool = NOT c_bool WHERE id %% 7 = 1');
 SELECT lsm_am.flush('inc_k');
+CALL on_both('UPDATE %1$s SET c_b = ''\x00ff'', c_bool = NOT c_bool WHERE id %% 7 = 1');
 CALL on_both('DELETE FROM %1$s WHERE id %% 19 = 2');
 SELECT s.runs >= 3 AS runs, s.memtable_entries > 0 AS in_memtable FROM lsm_am.index_stats('inc_k') s;
-CALL run_checks('3 flushed runs', 3);
+CALL run_checks('3 flushed runs', 2);
 SELECT * FROM failures;
 SELECT lsm_am.compact('inc_k');
 SELECT lsm_am.compact('inc_mk');
 SELECT s.runs, s.memtable_entries FROM lsm_am.index_stats('inc_k') s;
-CALL run_checks('3 compacted', 3);
+CALL run_checks('3 compacted', 2);
 SELECT * FROM failures;
 
 -- 4. VACUUM removes the dead rows' entries (one entry per live row), and the
@@ -293,20 +296,21 @@ SELECT s.memtable_entries + s.run_entries = (SELECT count(*) FROM inc) AS one_en
 SELECT s.memtable_entries + s.run_entries = (SELECT count(*) FROM inc) AS mk_one_entry_per_row
     FROM lsm_am.index_stats('inc_mk') s;
 SELECT relallvisible = relpages AS all_visible FROM pg_class WHERE oid = 'inc'::regclass;
-CALL run_checks('4 vacuum', 3);
+CALL run_checks('4 vacuum', 2);
 SELECT * FROM failures;
 SELECT * FROM health ORDER BY index;
 
 -- 5. REINDEX (a new build of both lsm indexes), then more rows
 REINDEX INDEX inc_k;
 REINDEX INDEX inc_mk;
-CALL fill_stage(5001, 500);
+CALL fill_stage(5001, 300);
 CALL on_both('INSERT INTO %1$s SELECT * FROM stage');
-CALL run_checks('5 reindex', 3);
+CALL run_checks('5 reindex', 2);
 SELECT * FROM failures;
 SELECT * FROM health ORDER BY index;
 SELECT same_tables();
-SELECT phase, count(*) AS checks, count(*) FILTER (WHERE result <> 'ok') AS failed
+SELECT phase, count(*) AS checks, count(*) FILTER (WHERE result !~ '^ok') AS failed,
+       count(*) FILTER (WHERE result ~ '^ok [1-9]') > count(*) * 0.7 AS mostly_rows
     FROM results GROUP BY phase ORDER BY phase;
 
 -- 6. the catalog: \d, pg_get_indexdef (round trip), the table's indexes
@@ -325,7 +329,7 @@ BEGIN
         RAISE EXCEPTION 'not the same definition: %', pg_get_indexdef('inc_mk'::regclass);
     END IF;
 END $$;
-SELECT inc_check('SELECT t, c_i8, k, c_j, c_arr, c_num, c_pt FROM %1$s WHERE t = ''a''', 'ionly', 'inc_mk');
+SELECT inc_check('SELECT t, c_i8, k, c_j, c_arr, c_num, c_pt FROM %1$s WHERE t >= ''a''', 'ionly', 'inc_mk') ~ '^ok [1-9]' AS ok;
 
 -- 7. an entry over 1536 bytes (key + included values + TID): SQLSTATE
 -- 54000, the row is not inserted, the index stays usable
