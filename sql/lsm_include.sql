@@ -420,6 +420,73 @@ CREATE UNIQUE INDEX uqd_k ON uqd USING lsm (k) INCLUDE (a);
 CREATE UNIQUE INDEX uqd_ka ON uqd USING lsm (k, a);
 \d uqi
 SELECT lsm_am.verify('uqi_k', true);
+-- a two-column unique key: only the whole key conflicts; NULLS NOT DISTINCT
+CREATE TABLE uq2 (a int, b int, c text);
+CREATE UNIQUE INDEX uq2_ab ON uq2 USING lsm (a, b) INCLUDE (c);
+INSERT INTO uq2 VALUES (1, 1, 'x'), (1, 2, 'x');
+SELECT lsm_am.flush('uq2_ab');
+INSERT INTO uq2 VALUES (1, 2, 'y');
+INSERT INTO uq2 VALUES (1, 3, 'x');
+CREATE UNIQUE INDEX uq2_nn ON uq2 USING lsm (c) INCLUDE (a) NULLS NOT DISTINCT WHERE b > 2;
+INSERT INTO uq2 VALUES (2, 3, NULL);
+INSERT INTO uq2 VALUES (2, 4, NULL);
+INSERT INTO uq2 VALUES (2, 1, NULL);
+SELECT a, b, c FROM uq2 ORDER BY a, b;
+
+-- 9. more shapes: a backward index-only scan, a scrollable cursor, a merge
+-- join (mark and restore), a partial index, CREATE INDEX and REINDEX
+-- CONCURRENTLY, a new type of an included column (the index is rebuilt),
+-- included columns of types without an lsm operator class, after a dropped
+-- column
+CREATE TABLE sh (id int, dropped int, k int, t text COLLATE "C", n name, c char(3), o oid,
+    r int4range, l pg_lsn) WITH (autovacuum_enabled = off);
+ALTER TABLE sh DROP COLUMN dropped;
+INSERT INTO sh SELECT g, g % 50, 't' || g, 'n' || g, 'c' || g % 10, g, int4range(g, g + 3), ('0/' || g)::pg_lsn
+    FROM generate_series(1, 300) g;
+INSERT INTO sh VALUES (301, NULL, NULL, NULL, NULL, NULL, 'empty', NULL);
+CREATE INDEX sh_k ON sh USING lsm (k) INCLUDE (id, t, n, c, o, r, l);
+CREATE INDEX CONCURRENTLY sh_id ON sh USING lsm (id DESC) INCLUDE (t, r) WHERE id % 3 = 0;
+REINDEX INDEX CONCURRENTLY sh_id;
+VACUUM sh;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT k, id, t, n, c, o, r, l FROM sh WHERE k < 2 ORDER BY k DESC;
+SELECT k, id, t, n, c, o, r, l FROM sh WHERE k < 2 ORDER BY k DESC, id;
+SELECT k, id, t, n, c, o, r, l FROM sh WHERE k IS NULL;
+BEGIN;
+DECLARE cur SCROLL CURSOR FOR SELECT id, t, r FROM sh WHERE id < 40 AND id % 3 = 0 ORDER BY id DESC;
+FETCH 2 FROM cur;
+FETCH LAST FROM cur;
+FETCH BACKWARD 2 FROM cur;
+FETCH ABSOLUTE 1 FROM cur;
+COMMIT;
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SET enable_sort = off;
+CREATE FUNCTION plan_of(q text) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE line text; plan text := '';
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    RETURN plan;
+END
+$f$;
+SELECT p ~ 'Merge Join' AS merge_join,
+       p ~ 'Index Only Scan using sh_k on sh a' AND p ~ 'Index Only Scan using sh_k on sh b' AS index_only
+    FROM plan_of('SELECT a.k, a.t, b.n FROM sh a JOIN sh b ON a.k = b.k WHERE a.k < 3') p;
+SELECT count(*), min(a.t || b.n), max(a.t || b.n) FROM sh a JOIN sh b ON a.k = b.k WHERE a.k < 3;
+RESET enable_hashjoin;
+RESET enable_nestloop;
+RESET enable_sort;
+EXPLAIN (COSTS OFF) SELECT id, t, r FROM sh WHERE id < 20 AND id % 3 = 0;
+SELECT id, t, r FROM sh WHERE id < 20 AND id % 3 = 0;
+ALTER TABLE sh ALTER COLUMN t TYPE varchar(10);
+SELECT pg_get_indexdef('sh_id'::regclass);
+SELECT id, t, r FROM sh WHERE id < 10 AND id % 3 = 0;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT lsm_am.verify('sh_k', true), lsm_am.verify('sh_id', true);
 
 SET client_min_messages = warning;
 DROP SCHEMA lsm_include CASCADE;
