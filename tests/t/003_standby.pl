@@ -244,9 +244,9 @@ check_step('flush', [ 't_k', 'k' ]);
 
 # ---- 3. deletes + VACUUM
 $psess->safe_psql('postgres', 'DELETE FROM t WHERE id % 7 = 3; VACUUM t');
+# (no count of ti_k's entries after VACUUM: with hot_standby_feedback the
+# standby's snapshots may keep dead rows, and their entries, for a while)
 $psess->safe_psql('postgres', 'DELETE FROM ti WHERE id % 7 = 2; DELETE FROM ti_bt WHERE id % 7 = 2; VACUUM ti; VACUUM ti_bt');
-is($psess->safe_psql('postgres', "SELECT memtable_entries + run_entries = (SELECT count(*) FROM ti) FROM lsm_am.index_stats('ti_k')"),
-	't', 'after VACUUM ti_k holds one entry per live row of ti');
 check_step('delete + vacuum', [ 't_k', 'k' ]);
 
 # ---- 4. more inserts (reuse of freed heap slots)
