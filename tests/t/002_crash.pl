@@ -15,8 +15,8 @@
 # INCLUDE columns: table ti has an lsm index (k) INCLUDE (text, jsonb,
 # numeric, int[], float8 and a long text TOASTed in the heap) and a twin
 # ti_bt with the same rows and the same index as btree.  It gets rows with
-# t's (committed, and uncommitted during the worker flush crash), and a case
-# of its own crashes lsm_am.compact() of ti_k; after every restart an
+# t's, and cases of its own crash a worker's flush of ti_k (under an
+# uncommitted insert) and lsm_am.compact() of ti_k; after every restart an
 # index-only scan of ti_k (plan asserted) must return exactly ti_bt's rows,
 # included values and all.
 use strict;
@@ -224,7 +224,7 @@ $committed = check_all('before the flush crash');
 server_set('lsm_am.flush_delay_ms' => 500);
 $node->reload;
 my $flusher = $node->background_psql('postgres');
-$flusher->query_until(qr/go/, "\\echo go\nBEGIN;\n" . ti_insert_sql(5000) . ";\nINSERT INTO t SELECT (random() * 1e12)::int8, 'mid-flush' FROM generate_series(1, 30000);\nCOMMIT;\n");
+$flusher->query_until(qr/go/, "\\echo go\nINSERT INTO t SELECT (random() * 1e12)::int8, 'mid-flush' FROM generate_series(1, 30000);\n");
 wait_running('lsm_am flush of index public.t_k:%', "a worker's flush of t_k", 't_k');
 server_set('lsm_am.flush_delay_ms' => undef);
 crash_restart();
@@ -244,6 +244,20 @@ crash_restart();
 eval { $bflusher->quit };
 is(check_all('after a crash mid-lsm_am.flush()'), $committed, 'crash mid-lsm_am.flush() lost nothing committed');
 check_pages('after a crash mid-lsm_am.flush()');
+
+# 3c. the same for the INCLUDE index: a crash in the middle of a worker's
+# flush of ti_k, while an uncommitted insert fills its memtables
+$committed = check_all('before the ti_k flush crash');
+server_set('lsm_am.flush_delay_ms' => 500);
+$node->reload;
+my $iflusher = $node->background_psql('postgres');
+$iflusher->query_until(qr/go/, "\\echo go\n" . ti_insert_sql(20000) . ";\n");
+wait_running('lsm_am flush of index public.ti_k:%', "a worker's flush of ti_k", 'ti_k');
+server_set('lsm_am.flush_delay_ms' => undef);
+crash_restart();
+eval { $iflusher->quit };
+is(check_all('after a crash mid-flush of ti_k'), $committed, 'crash mid-flush of ti_k lost nothing committed');
+check_pages('after a crash mid-flush of ti_k');
 
 # 4a. crash in the middle of a worker's compaction: t_kv is compacted into
 # one big run (level 1: with a 32MB memtable_size the target of level 1 is
