@@ -125,6 +125,9 @@ for my $i (0 .. $#indexes)
 }
 $setup .= "WITH r AS (INSERT INTO lsm_w SELECT * FROM gen_w(4000) RETURNING *) INSERT INTO bt_w SELECT * FROM r;\n";
 $setup .= $indexes[$_][4] for grep { $_ % 2 == 1 } 0 .. $#indexes;
+# a unique index with INCLUDE columns: upserts by the writers (below)
+$setup .= "CREATE TABLE uq_w (k int, v text, j jsonb);\n"
+  . "CREATE UNIQUE INDEX uq_w_k ON uq_w USING lsm (k) INCLUDE (v, j) WITH (memtable_size = 64);\n";
 $setup .= "VACUUM ANALYZE lsm_w, bt_w;\n";
 my $t0 = time;
 sql($setup);
@@ -308,9 +311,16 @@ WITH r AS (INSERT INTO lsm_w SELECT * FROM gen_w(30) RETURNING *) INSERT INTO bt
 ROLLBACK;},
 	flush => q{\set f random(1, 6)
 SELECT lsm_am.flush((ARRAY['lsm_w_all', 'lsm_w_tx', 'lsm_w_uu', 'lsm_w_ts', 'lsm_w_num', 'lsm_w_by'])[:f]);},
-	vac => q{VACUUM lsm_w, bt_w;},
+	vac => q{VACUUM lsm_w, bt_w, uq_w;},
+	# upserts and deletes on the unique index: the key conflicts, never the
+	# included values
+	ups => q{\set k random(1, 3000)
+\set r random(1, 1000000)
+INSERT INTO uq_w VALUES (:k, md5(:r::text) || repeat('v', :r % 700), jsonb_build_object('r', :r)) ON CONFLICT (k) DO UPDATE SET v = excluded.v, j = excluded.j;},
+	upsdel => q{\set k random(1, 3000)
+DELETE FROM uq_w WHERE k = :k;},
 );
-my %weight = (ins => 10, upd => 4, del => 2, abort => 1, flush => 2, vac => 1);
+my %weight = (ins => 10, upd => 4, del => 2, abort => 1, flush => 2, vac => 1, ups => 10, upsdel => 2);
 my @args;
 for my $s (sort keys %scripts)
 {
@@ -365,6 +375,20 @@ for my $m (qw(ionly index bitmap))
 {
 	cmp_ok($seen{$m} // 0, '>', 20, "many non-empty answers in mode $m");
 }
+
+# the unique index: one row a key, its index-only answers the heap's
+is(sql('SELECT count(*) - count(DISTINCT k) FROM uq_w'), '0', 'uq_w: no duplicate key after the upserts');
+like(sql("SET enable_seqscan = off; SET enable_bitmapscan = off; EXPLAIN (COSTS OFF) SELECT k, v, j FROM uq_w WHERE k > 0"),
+	qr/Index Only Scan using uq_w_k on uq_w/, 'uq_w: an index-only scan of uq_w_k');
+is(sql(q{SET enable_seqscan = off; SET enable_bitmapscan = off;
+	CREATE TEMP TABLE ionly AS SELECT k, v, j::text FROM uq_w WHERE k > 0;
+	RESET enable_seqscan; SET enable_indexscan = off; SET enable_indexonlyscan = off;
+	CREATE TEMP TABLE heap AS SELECT k, v, j::text FROM uq_w;
+	SELECT (SELECT count(*) FROM heap) > 1000,
+		(SELECT count(*) FROM (TABLE ionly EXCEPT ALL TABLE heap) a) + (SELECT count(*) FROM (TABLE heap EXCEPT ALL TABLE ionly) b)}),
+	't|0', "uq_w: uq_w_k's index-only scan returns the heap's rows and included values");
+my ($uret, $uout, $uerr) = $node->psql('postgres', "SELECT lsm_am.verify('uq_w_k', true)");
+is("$uret$uout$uerr", '0', 'uq_w_k: verify(heapallindexed) finds it sound and complete');
 
 # REINDEX, then one more round
 sql('REINDEX TABLE lsm_w');
