@@ -384,7 +384,7 @@ is(sql(q{SET enable_seqscan = off; SET enable_bitmapscan = off;
 	CREATE TEMP TABLE ionly AS SELECT k, v, j::text FROM uq_w WHERE k > 0;
 	RESET enable_seqscan; SET enable_indexscan = off; SET enable_indexonlyscan = off;
 	CREATE TEMP TABLE heap AS SELECT k, v, j::text FROM uq_w;
-	SELECT (SELECT count(*) FROM heap) > 1000,
+	SELECT (SELECT count(*) FROM heap) > 100,
 		(SELECT count(*) FROM (TABLE ionly EXCEPT ALL TABLE heap) a) + (SELECT count(*) FROM (TABLE heap EXCEPT ALL TABLE ionly) b)}),
 	't|0', "uq_w: uq_w_k's index-only scan returns the heap's rows and included values");
 my ($uret, $uout, $uerr) = $node->psql('postgres', "SELECT lsm_am.verify('uq_w_k', true)");
