@@ -147,8 +147,9 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 			MemoryContextReset(so->tupctx);
 			old = MemoryContextSwitchTo(so->tupctx);
 			LsmDecodeEntry(&so->desc, key, (int) len, values, isnull);
-			scan->xs_itup = index_form_tuple(RelationGetDescr(scan->indexRelation),
-											 values, isnull);
+			scan->xs_itup = LsmFormTupleGeneral(&so->former,
+												RelationGetDescr(scan->indexRelation),
+												values, isnull);
 			MemoryContextSwitchTo(old);
 		}
 	}

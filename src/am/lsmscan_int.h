@@ -65,6 +65,9 @@ typedef struct LsmTupleFormer
 	int			entrylen;		/* length of an entry without NULLs */
 	int			off[INDEX_MAX_KEYS];	/* attribute offsets in tup's data */
 	IndexTuple	tup;			/* the reused tuple (fast only) */
+	IndexTuple	gtup;			/* the general path's reused tuple */
+	Size		gsize;			/* its allocated size */
+	MemoryContext cxt;			/* where gtup lives (the scan's) */
 } LsmTupleFormer;
 
 /* Chunks of a streaming memtable scan: small first (LIMIT), then growing. */
@@ -214,5 +217,12 @@ extern bool LsmEntryWellFormed(const LsmTupleFormer *f, const LsmKeyDesc *desc,
  */
 extern IndexTuple LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
 								   const uint8 *entry, int len);
+/*
+ * The index tuple of decoded values (LsmDecodeEntry's), formed as
+ * index_form_tuple forms it but into a tuple reused from entry to entry
+ * (values are never compressed or external here).
+ */
+extern IndexTuple LsmFormTupleGeneral(LsmTupleFormer *f, TupleDesc tupdesc,
+									  const Datum *values, const bool *isnull);
 
 #endif							/* LSMSCAN_INT_H */

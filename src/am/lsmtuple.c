@@ -13,6 +13,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/tupmacs.h"
 #include "catalog/pg_type_d.h"
 #include "port/pg_bswap.h"
@@ -76,6 +77,7 @@ LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
 	Size		size;
 
 	memset(f, 0, sizeof(*f));
+	f->cxt = CurrentMemoryContext;
 	f->ncols = desc->ncols;
 	/* INCLUDE values have no fixed layout: the general path */
 	f->fixed = desc->ninclude == 0;
@@ -229,4 +231,46 @@ LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
 		p += 1 + f->vlen[i];
 	}
 	return f->tup;
+}
+
+IndexTuple
+LsmFormTupleGeneral(LsmTupleFormer *f, TupleDesc tupdesc,
+					const Datum *values, const bool *isnull)
+{
+	bool		hasnull = false;
+	Size		hoff;
+	Size		data_size;
+	Size		size;
+	uint16		tupmask = 0;
+	unsigned short infomask = 0;
+
+	for (int i = 0; i < tupdesc->natts; i++)
+		if (isnull[i])
+			hasnull = true;
+	hoff = IndexInfoFindDataOffset(hasnull ? INDEX_NULL_MASK : 0);
+	data_size = heap_compute_data_size(tupdesc, (Datum *) values, (bool *) isnull);
+	size = MAXALIGN(hoff + data_size);
+	if ((size & INDEX_SIZE_MASK) != size)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("index row requires %zu bytes, maximum size is %zu",
+						size, (Size) INDEX_SIZE_MASK)));
+	if (size > f->gsize)
+	{
+		if (f->gtup)
+			pfree(f->gtup);
+		f->gsize = Max(size, 256);
+		f->gtup = (IndexTuple) MemoryContextAlloc(f->cxt, f->gsize);
+	}
+	memset(f->gtup, 0, size);
+	heap_fill_tuple(tupdesc, (Datum *) values, (bool *) isnull,
+					(char *) f->gtup + hoff, data_size, &tupmask,
+					hasnull ? (bits8 *) f->gtup + sizeof(IndexTupleData) : NULL);
+	if (hasnull)
+		infomask |= INDEX_NULL_MASK;
+	if (tupmask & HEAP_HASVARWIDTH)
+		infomask |= INDEX_VAR_MASK;
+	infomask |= size;
+	f->gtup->t_info = infomask;
+	return f->gtup;
 }

@@ -537,11 +537,14 @@ LsmAppendVarint(StringInfo buf, uint32 v)
 }
 
 /*
- * An INCLUDE column's value: 0x00 for NULL; else 0x01 and the value's bytes:
- * attlen bytes of a fixed-length type (by-value types in the server's byte
- * order, as in a heap tuple), or a varint length and the bytes of a varlena
- * (detoasted and decompressed, as btree detoasts included values) or of a
- * cstring.  start: where the entry began in buf, for the size limit.
+ * An INCLUDE column's value: 0x00 for NULL; else 0x01 and the value's bytes
+ * as a heap tuple holds them, unaligned: attlen bytes of a fixed-length type
+ * (by-value types in the server's byte order), a varlena detoasted and
+ * decompressed (as btree detoasts included values) with its 1-byte header
+ * where the column allows one and the data fits 126 bytes, else its 4-byte
+ * header; a cstring as a varint length and its bytes.  Index-only scans hand
+ * the 1-byte-header and fixed-length values to index_form_tuple where they
+ * lie.  start: where the entry began in buf, for the size limit.
  */
 static void
 LsmAppendIncluded(const LsmKeyDesc *desc, const LsmIncludeColumn *inc,
@@ -571,8 +574,26 @@ LsmAppendIncluded(const LsmKeyDesc *desc, const LsmIncludeColumn *inc,
 		if (rawsize > LSM_MAX_KEY_SIZE)
 			LsmTooLarge(desc, buf->len - start + rawsize + LSM_TID_SIZE);
 		v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
-		LsmAppendVarint(buf, (uint32) VARSIZE_ANY_EXHDR(v));
-		appendBinaryStringInfo(buf, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+		rawsize = VARSIZE_ANY_EXHDR(v);
+		if (inc->packable && rawsize + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+		{
+			char		h[1];
+
+			SET_VARSIZE_SHORT(h, rawsize + VARHDRSZ_SHORT);
+			appendBinaryStringInfo(buf, h, 1);
+		}
+		else
+		{
+			union
+			{
+				uint64		word;	/* as large as varattrib_4b */
+				char		b[8];
+			}			h;
+
+			SET_VARSIZE(&h, rawsize + VARHDRSZ);
+			appendBinaryStringInfo(buf, h.b, 4);
+		}
+		appendBinaryStringInfo(buf, VARDATA_ANY(v), rawsize);
 		if ((Pointer) v != DatumGetPointer(value))
 			pfree(v);
 	}

@@ -81,6 +81,7 @@ typedef struct LsmIncludeColumn
 	Oid			typid;
 	int16		attlen;			/* > 0 fixed, -1 varlena, -2 cstring */
 	bool		attbyval;
+	bool		packable;		/* varlena that may have a 1-byte header */
 } LsmIncludeColumn;
 
 /* Flag byte of an INCLUDE value */
@@ -165,7 +166,9 @@ LsmEntryGetTid(const uint8 *entry, int len, ItemPointer tid)
 /*
  * Decode column values of an entry for index-only scans: the key columns
  * with invertible = true (others get isnull = true), then the INCLUDE
- * columns (values[ncols ..]).  Values are palloc'd in CurrentMemoryContext.
+ * columns (values[ncols ..]).  Values are palloc'd in CurrentMemoryContext,
+ * except INCLUDE values of fixed-length by-reference types and short
+ * varlenas, which point into entry (index_form_tuple copies them).
  */
 extern void LsmDecodeEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 						   Datum *values, bool *isnull);

@@ -256,7 +256,8 @@ LsmReadVarint(const uint8 *p, int avail, uint32 *v)
 
 /*
  * Bytes taken by an INCLUDE value at p (its flag byte included), of at most
- * avail; -1 if malformed.  *vstart and *vlen: the value's bytes (not for NULL).
+ * avail; -1 if malformed.  *vstart and *vlen: the value's bytes, a varlena's
+ * header included (not set for NULL).  Layout: LsmAppendIncluded.
  */
 static int
 LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
@@ -278,6 +279,41 @@ LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
 		*vstart = 1;
 		*vlen = inc->attlen;
 		return 1 + inc->attlen;
+	}
+	if (inc->attlen == -1)
+	{
+		union
+		{
+			uint64		word;	/* as large as varattrib_4b */
+			char		b[8];
+		}			hdr;
+
+		if (avail < 2)
+			return -1;
+		hdr.b[0] = (char) p[1];
+		if (VARATT_IS_1B(hdr.b))
+		{
+			/* a 1-byte header (never the external pointer's 0x01 / 0x80) */
+			if (!inc->packable || VARATT_IS_1B_E(hdr.b))
+				return -1;
+			n = VARSIZE_1B(hdr.b);
+		}
+		else
+		{
+			if (avail < 5)
+				return -1;
+			memcpy(hdr.b, p + 1, 4);
+			if (!VARATT_IS_4B_U(hdr.b))
+				return -1;
+			n = VARSIZE_4B(hdr.b);
+			if (n < VARHDRSZ)
+				return -1;
+		}
+		if (n > (uint32) (avail - 1))
+			return -1;
+		*vstart = 1;
+		*vlen = (int) n;
+		return 1 + (int) n;
 	}
 	h = LsmReadVarint(p + 1, avail - 1, &n);
 	if (h < 0 || n > (uint32) (avail - 1 - h))
@@ -340,7 +376,11 @@ LsmEntryKeyLength(const LsmKeyDesc *desc, const uint8 *entry, int len)
 	return (int) (seg[desc->ncols - 1] + seglen[desc->ncols - 1] - entry);
 }
 
-/* Datum of an INCLUDE value's bytes v (validated by LsmIncludedLength). */
+/*
+ * Datum of an INCLUDE value's bytes v (validated by LsmIncludedLength):
+ * fixed-length by-reference values and 1-byte-header varlenas point at v
+ * (no alignment needed), 4-byte-header varlenas are copied (aligned).
+ */
 static Datum
 LsmDecodeIncluded(const LsmIncludeColumn *inc, const uint8 *v, int vlen)
 {
@@ -352,19 +392,13 @@ LsmDecodeIncluded(const LsmIncludeColumn *inc, const uint8 *v, int vlen)
 		memcpy(b, v, inc->attlen);
 		return fetch_att(b, true, inc->attlen);
 	}
-	if (inc->attlen > 0)
-	{
-		char	   *r = palloc(inc->attlen);
-
-		memcpy(r, v, inc->attlen);
-		return PointerGetDatum(r);
-	}
+	if (inc->attlen > 0 || (inc->attlen == -1 && VARATT_IS_1B(v)))
+		return PointerGetDatum(v);
 	if (inc->attlen == -1)
 	{
-		struct varlena *r = (struct varlena *) palloc(VARHDRSZ + vlen);
+		struct varlena *r = (struct varlena *) palloc(vlen);
 
-		SET_VARSIZE(r, VARHDRSZ + vlen);
-		memcpy(VARDATA(r), v, vlen);
+		memcpy(r, v, vlen);
 		return PointerGetDatum(r);
 	}
 	else

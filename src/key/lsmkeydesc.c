@@ -271,6 +271,7 @@ LsmKeyDescInit(Relation index, LsmKeyDesc *desc)
 		inc->typid = att->atttypid;
 		inc->attlen = att->attlen;
 		inc->attbyval = att->attbyval;
+		inc->packable = att->attlen == -1 && att->attstorage != TYPSTORAGE_PLAIN;
 		appendStringInfo(&fp, "%u:%d:%d;", inc->typid, (int) inc->attlen,
 						 (int) inc->attbyval);
 	}
