@@ -134,6 +134,9 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		/* fixed-width columns, no NULLs: decoded into one reused tuple */
 		scan->xs_itup = LsmFormTupleFast(&so->former, &so->desc, key, (int) len);
+		/* INCLUDE values after such keys: copied into one reused tuple */
+		if (scan->xs_itup == NULL && so->former.ifast)
+			scan->xs_itup = LsmFormTupleInclude(&so->former, &so->desc, key, (int) len);
 		if (scan->xs_itup == NULL)
 		{
 			Datum		values[INDEX_MAX_KEYS];

@@ -65,6 +65,11 @@ typedef struct LsmTupleFormer
 	int			entrylen;		/* length of an entry without NULLs */
 	int			off[INDEX_MAX_KEYS];	/* attribute offsets in tup's data */
 	IndexTuple	tup;			/* the reused tuple (fast only) */
+	bool		ifast;			/* INCLUDE columns after fixed-width keys */
+	int			keysend;		/* ... where the keys' attributes end */
+	TupleDesc	tupdesc;		/* ... the index's */
+	IndexTuple	itup;			/* ... the reused tuple, of isize bytes */
+	Size		isize;
 	IndexTuple	gtup;			/* the general path's reused tuple */
 	Size		gsize;			/* its allocated size */
 	MemoryContext cxt;			/* where gtup lives (the scan's) */
@@ -217,6 +222,14 @@ extern bool LsmEntryWellFormed(const LsmTupleFormer *f, const LsmKeyDesc *desc,
  */
 extern IndexTuple LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
 								   const uint8 *entry, int len);
+/*
+ * The same for an index with INCLUDE columns whose key columns are all
+ * fixed-width (f->ifast): the keys decoded, the INCLUDE values copied as
+ * they are stored (their heap form); NULL for an entry with a NULL or a
+ * cstring, or a malformed one.
+ */
+extern IndexTuple LsmFormTupleInclude(LsmTupleFormer *f, const LsmKeyDesc *desc,
+									  const uint8 *entry, int len);
 /*
  * The index tuple of decoded values (LsmDecodeEntry's), formed as
  * index_form_tuple forms it but into a tuple reused from entry to entry

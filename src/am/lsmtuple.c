@@ -75,13 +75,12 @@ LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
 	Size		hoff = IndexInfoFindDataOffset(0);
 	Size		off = 0;
 	Size		size;
+	bool		keysfast = true;	/* key columns map onto fixed attributes */
 
 	memset(f, 0, sizeof(*f));
 	f->cxt = CurrentMemoryContext;
 	f->ncols = desc->ncols;
-	/* INCLUDE values have no fixed layout: the general path */
-	f->fixed = desc->ninclude == 0;
-	f->fast = f->fixed && tupdesc->natts == desc->ncols;
+	f->fixed = true;
 	f->entrylen = LSM_TID_SIZE;
 	for (int i = 0; i < desc->ncols; i++)
 	{
@@ -91,22 +90,43 @@ LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
 
 		f->vlen[i] = LsmFixedWidth(col->enc);
 		f->nullflag[i] = col->nulls_first ? LSM_FLAG_NULL_FIRST : LSM_FLAG_NULL_LAST;
-		if (f->vlen[i] < 0 || !f->fixed)
+		if (f->vlen[i] < 0)
 		{
-			f->fixed = f->fast = false;
-			return;
+			f->fixed = keysfast = false;
+			break;
 		}
 		f->entrylen += 1 + f->vlen[i];
 		/* by value up to 8 bytes, uuid by reference */
 		if (attlen < 0 || att->attlen != attlen || att->attbyval != (attlen <= 8))
-			f->fast = false;
-		if (f->fast)
+			keysfast = false;
+		if (keysfast)
 		{
 			off = att_align_nominal(off, att->attalign);
 			f->off[i] = (int) off;
 			off += attlen;
 		}
 	}
+
+	if (desc->ninclude > 0)
+	{
+		/*
+		 * INCLUDE values make the entry's length vary: no flag-byte walk and
+		 * no fixed layout; with fixed key columns, LsmFormTupleInclude copies
+		 * the values after them into a tuple sized for the largest entry.
+		 */
+		f->fixed = false;
+		if (keysfast)
+		{
+			f->ifast = true;
+			f->keysend = (int) off;
+			f->tupdesc = tupdesc;
+			f->isize = MAXALIGN(hoff + LSM_MAX_KEY_SIZE +
+								(Size) tupdesc->natts * MAXIMUM_ALIGNOF);
+			f->itup = (IndexTuple) palloc0(f->isize);
+		}
+		return;
+	}
+	f->fast = f->fixed && keysfast && tupdesc->natts == desc->ncols;
 	if (!f->fast)
 		return;
 	size = MAXALIGN(hoff + off);
@@ -155,16 +175,17 @@ LsmLoadBE64(const uint8 *p)
 	return pg_ntoh64(v);
 }
 
-IndexTuple
-LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
-				 const uint8 *entry, int len)
+/*
+ * Decode the fixed-width key columns of entry into data at f->off[]; the
+ * position after them, or NULL (a NULL column, a value out of its type's
+ * range: the general path decides).
+ */
+static const uint8 *
+LsmFillFixedKeys(const LsmTupleFormer *f, const LsmKeyDesc *desc,
+				 const uint8 *entry, char *data)
 {
-	char	   *data;
 	const uint8 *p = entry;
 
-	if (!f->fast || len != f->entrylen)
-		return NULL;
-	data = (char *) f->tup + IndexInfoFindDataOffset(0);
 	for (int i = 0; i < f->ncols; i++)
 	{
 		const LsmKeyColumn *col = &desc->cols[i];
@@ -230,7 +251,91 @@ LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
 		}
 		p += 1 + f->vlen[i];
 	}
+	return p;
+}
+
+IndexTuple
+LsmFormTupleFast(LsmTupleFormer *f, const LsmKeyDesc *desc,
+				 const uint8 *entry, int len)
+{
+	if (!f->fast || len != f->entrylen)
+		return NULL;
+	if (LsmFillFixedKeys(f, desc, entry,
+						 (char *) f->tup + IndexInfoFindDataOffset(0)) == NULL)
+		return NULL;
 	return f->tup;
+}
+
+IndexTuple
+LsmFormTupleInclude(LsmTupleFormer *f, const LsmKeyDesc *desc,
+					const uint8 *entry, int len)
+{
+	Size		hoff = IndexInfoFindDataOffset(0);
+	char	   *data;
+	const uint8 *p;
+	const uint8 *end = entry + len - LSM_TID_SIZE;
+	Size		off;
+	Size		size;
+	unsigned short infomask = 0;
+
+	if (!f->ifast || len < f->entrylen)
+		return NULL;
+	data = (char *) f->itup + hoff;
+	p = LsmFillFixedKeys(f, desc, entry, data);
+	if (p == NULL)
+		return NULL;
+	off = f->keysend;
+	for (int i = 0; i < desc->ninclude; i++)
+	{
+		const LsmIncludeColumn *inc = &desc->incl[i];
+		Form_pg_attribute att = TupleDescAttr(f->tupdesc, desc->ncols + i);
+		Size		n;
+		Size		aligned;
+
+		/* a NULL (a bitmap) or a cstring: the general path */
+		if (p >= end || p[0] != LSM_INCL_VALUE || inc->attlen == -2)
+			return NULL;
+		p++;
+		if (inc->attlen > 0)
+			n = inc->attlen;
+		else
+		{
+			infomask |= INDEX_VAR_MASK;
+			if (p >= end)
+				return NULL;
+			if (VARATT_IS_1B(p) && !VARATT_IS_1B_E(p))
+				n = VARSIZE_1B(p);
+			else
+			{
+				uint64		hdr = 0;	/* as large as varattrib_4b */
+
+				if (end - p < 4)
+					return NULL;
+				memcpy(&hdr, p, 4);
+				if (!VARATT_IS_4B_U(&hdr))
+					return NULL;
+				n = VARSIZE_4B(&hdr);
+			}
+		}
+		if (n > (Size) (end - p))
+			return NULL;
+		/* a 1-byte-header varlena is not aligned (heap_fill_tuple's rule) */
+		aligned = (inc->attlen == -1 && VARATT_IS_1B(p)) ? off :
+			att_align_nominal(off, att->attalign);
+		if (aligned > off)
+			memset(data + off, 0, aligned - off);
+		memcpy(data + aligned, p, n);
+		off = aligned + n;
+		p += n;
+	}
+	if (p != end)
+		return NULL;
+	size = MAXALIGN(hoff + off);
+	Assert(size <= f->isize);
+	if (size > hoff + off)
+		memset(data + off, 0, size - (hoff + off));
+	f->itup->t_info = infomask | (unsigned short) size;
+	return f->itup;
 }
 
 IndexTuple
