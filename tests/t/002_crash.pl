@@ -11,6 +11,14 @@
 # lsm_am.flush_delay_ms and lsm_am.l0_compaction_trigger from the server
 # configuration: the worker cases set them with ALTER SYSTEM and reset them
 # (effective at the restart) before the crash.
+#
+# INCLUDE columns: table ti has an lsm index (k) INCLUDE (text, jsonb,
+# numeric, int[], float8 and a long text TOASTed in the heap) and a twin
+# ti_bt with the same rows and the same index as btree.  It gets rows with
+# t's, and cases of its own crash a worker's flush of ti_k (under an
+# uncommitted insert) and lsm_am.compact() of ti_k; after every restart an
+# index-only scan of ti_k (plan asserted) must return exactly ti_bt's rows,
+# included values and all.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -38,8 +46,34 @@ CREATE EXTENSION lsm_am;
 CREATE TABLE t (k int8, v text COLLATE "C");
 CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
 CREATE INDEX t_kv ON t USING lsm (v, k DESC);
+-- pad (in no index) takes some rows over the TOAST threshold: their long
+-- values are compressed or stored out of line (toast_tuple_target = 128)
+CREATE TABLE ti (k int8, a text, j jsonb, n numeric, arr int[], f float8, lt text, pad text)
+	WITH (toast_tuple_target = 128);
+CREATE TABLE ti_bt (LIKE ti) WITH (toast_tuple_target = 128);
+CREATE INDEX ti_k ON ti USING lsm (k) INCLUDE (a, j, n, arr, f, lt) WITH (memtable_size = 64);
+CREATE INDEX ti_bt_k ON ti_bt (k) INCLUDE (a, j, n, arr, f, lt);
+-- n random rows for ti and ti_bt (one statement inserts into both)
+CREATE FUNCTION ti_rows(n int) RETURNS SETOF ti LANGUAGE sql AS $$
+	SELECT CASE WHEN random() < 0.02 THEN NULL ELSE (random() * 1e12)::int8 END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE md5(random()::text) END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE jsonb_build_object('g', g, 'r', random() < 0.5) END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE round((random() * 1e6)::numeric, (random() * 4)::int) END,
+		CASE WHEN random() < 0.1 THEN NULL ELSE ARRAY[g, NULL, (random() * 9)::int] END,
+		CASE WHEN random() < 0.1 THEN NULL WHEN random() < 0.05 THEN '-0'::float8 ELSE random() END,
+		CASE WHEN random() < 0.1 THEN NULL WHEN random() < 0.5 THEN repeat(md5(random()::text), 1 + (random() * 30)::int)
+			ELSE (SELECT string_agg(md5(random()::text || i || g), '') FROM generate_series(1, (random() * 30)::int) i) END,
+		CASE WHEN random() < 0.5 THEN repeat('p', 2100) END
+	FROM generate_series(1, n) g
+$$;
 SELECT setseed(0.5);
 });
+my $ti_cols = 'k, a, j, n, arr, f, lt';
+sub ti_insert_sql
+{
+	my ($n) = @_;
+	return "WITH r AS (INSERT INTO ti SELECT * FROM ti_rows($n) RETURNING *) INSERT INTO ti_bt SELECT * FROM r";
+}
 
 # Every committed row must be reachable through both lsm indexes, and each
 # check asserts the plan it claims to test (a broken index would otherwise
@@ -89,6 +123,15 @@ sub check_all
 		'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_hashjoin = off; SET enable_mergejoin = off;',
 		$probe, qr/Index (Only )?Scan using t_k on t t2/, "$what: sampled point lookups");
 	is($miss, '0', "$what: sampled point lookups all found");
+	# ti: an index-only scan of ti_k returns exactly ti_bt's rows (the btree
+	# twin), included values and all (compared as text, as multisets)
+	my $ti_scan = "SELECT $ti_cols FROM ti WHERE k >= -9223372036854775808 UNION ALL SELECT $ti_cols FROM ti WHERE k IS NULL";
+	my $ti = query_planned($sess, 'postgres', 'SET enable_seqscan = off; SET enable_bitmapscan = off;',
+		qq{SELECT (SELECT count(*) FROM ti_bt), count(*) FROM (
+		(SELECT x::text FROM ($ti_scan) x EXCEPT ALL SELECT x::text FROM (SELECT $ti_cols FROM ti_bt) x)
+		UNION ALL (SELECT x::text FROM (SELECT $ti_cols FROM ti_bt) x EXCEPT ALL SELECT x::text FROM ($ti_scan) x)) d},
+		qr/Index Only Scan using ti_k on ti(?s:.*)Index Only Scan using ti_k on ti/, "$what: index-only scans of ti_k");
+	like($ti, qr/^[1-9]\d*\|0$/, "$what: ti_k's index-only scan returns ti_bt's rows and included values ($ti)");
 	return $heap;
 }
 
@@ -102,7 +145,7 @@ sub crash_restart
 sub check_pages
 {
 	my ($what) = @_;
-	for my $idx ('t_k', 't_kv')
+	for my $idx ('t_k', 't_kv', 'ti_k')
 	{
 		my ($ret, $out, $err) = $node->psql('postgres',
 			"SELECT leaked_pages, dropped_pages FROM lsm_am.check_index('$idx')");
@@ -149,7 +192,8 @@ sub insert_rows
 {
 	my ($n) = @_;
 	$sess->safe_psql('postgres',
-		"INSERT INTO t SELECT (random() * 1e12)::int8, md5(random()::text) FROM generate_series(1, $n)");
+		"INSERT INTO t SELECT (random() * 1e12)::int8, md5(random()::text) FROM generate_series(1, $n);"
+		  . ti_insert_sql(int($n / 3) + 1));
 }
 
 # 1. committed inserts spread over log pages, flushes and merges
@@ -201,6 +245,20 @@ eval { $bflusher->quit };
 is(check_all('after a crash mid-lsm_am.flush()'), $committed, 'crash mid-lsm_am.flush() lost nothing committed');
 check_pages('after a crash mid-lsm_am.flush()');
 
+# 3c. the same for the INCLUDE index: a crash in the middle of a worker's
+# flush of ti_k, while an uncommitted insert fills its memtables
+$committed = check_all('before the ti_k flush crash');
+server_set('lsm_am.flush_delay_ms' => 500);
+$node->reload;
+my $iflusher = $node->background_psql('postgres');
+$iflusher->query_until(qr/go/, "\\echo go\n" . ti_insert_sql(20000) . ";\n");
+wait_running('lsm_am flush of index public.ti_k:%', "a worker's flush of ti_k", 'ti_k');
+server_set('lsm_am.flush_delay_ms' => undef);
+crash_restart();
+eval { $iflusher->quit };
+is(check_all('after a crash mid-flush of ti_k'), $committed, 'crash mid-flush of ti_k lost nothing committed');
+check_pages('after a crash mid-flush of ti_k');
+
 # 4a. crash in the middle of a worker's compaction: t_kv is compacted into
 # one big run (level 1: with a 32MB memtable_size the target of level 1 is
 # thousands of pages), then with lsm_am.l0_compaction_trigger = 2 two flushes
@@ -240,14 +298,31 @@ eval { $compactor->quit };
 is(check_all('after a crash mid-lsm_am.compact()'), $committed, 'crash mid-lsm_am.compact() lost nothing committed');
 check_pages('after a crash mid-lsm_am.compact()');
 
+# 4c. crash in the middle of lsm_am.compact() of the INCLUDE index ti_k
+# (its runs of the inserts so far, and a memtable)
+$sess->safe_psql('postgres', ti_insert_sql(3000) . "; SELECT lsm_am.flush('ti_k'); " . ti_insert_sql(3000));
+cmp_ok($sess->safe_psql('postgres', "SELECT runs FROM lsm_am.index_stats('ti_k')"), '>', 1,
+	'before the ti_k compaction crash: ti_k has several runs');
+$committed = check_all('before the lsm_am.compact(ti_k) crash');
+my $icompactor = $node->background_psql('postgres');
+$icompactor->query_safe('SET lsm_am.flush_delay_ms = 50');
+$icompactor->query_until(qr/go/, "\\echo go\nSELECT lsm_am.compact('ti_k');\n");
+wait_running('SELECT lsm_am.compact%', 'lsm_am.compact() of ti_k', 'ti_k');
+crash_restart();
+eval { $icompactor->quit };
+is(check_all('after a crash mid-lsm_am.compact(ti_k)'), $committed, 'crash mid-lsm_am.compact(ti_k) lost nothing committed');
+check_pages('after a crash mid-lsm_am.compact(ti_k)');
+$sess->safe_psql('postgres', "SELECT lsm_am.compact('ti_k')");
+check_all('after lsm_am.compact(ti_k) completed');
+
 # 5. crash in the middle of VACUUM
-$sess->safe_psql('postgres', 'DELETE FROM t WHERE k % 3 = 0');
+$sess->safe_psql('postgres', 'DELETE FROM t WHERE k % 3 = 0; DELETE FROM ti WHERE k % 3 = 0; DELETE FROM ti_bt WHERE k % 3 = 0');
 insert_rows(1500);
 $committed = check_all('before the vacuum crash');
 my $vac = IPC::Run::start(
 	[
 		'psql', '-X', '-h', $node->host, '-p', $node->port, '-d', 'postgres',
-		'-c', 'SET lsm_am.flush_delay_ms = 200', '-c', 'VACUUM t'
+		'-c', 'SET lsm_am.flush_delay_ms = 200', '-c', 'VACUUM t', '-c', 'VACUUM ti'
 	],
 	'>', \my $vac_out, '2>', \my $vac_err);
 wait_running('VACUUM t%', 'VACUUM', 't');
@@ -256,9 +331,11 @@ $vac->finish;
 note "VACUUM session: $vac_out $vac_err";
 is(check_all('after a crash mid-vacuum'), $committed, 'crash mid-vacuum lost nothing');
 check_pages('after a crash mid-vacuum');
-$sess->safe_psql('postgres', 'VACUUM t');
+$sess->safe_psql('postgres', 'VACUUM t; VACUUM ti; VACUUM ti_bt');
 is(check_all('after a complete vacuum'), $committed, 'vacuum after the crash completes');
-is(merges_done($sess, 't_k') . merges_done($sess, 't_kv'), 'tt',
+is($sess->safe_psql('postgres', "SELECT memtable_entries + run_entries = (SELECT count(*) FROM ti) FROM lsm_am.index_stats('ti_k')"),
+	't', 'after VACUUM ti_k holds one entry per live row of ti');
+is(merges_done($sess, 't_k') . merges_done($sess, 't_kv') . merges_done($sess, 'ti_k'), 'ttt',
 	'flushes and compactions complete');
 check_pages('at the end');
 

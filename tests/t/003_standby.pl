@@ -8,6 +8,16 @@
 # TRUNCATE — the standby catches up and a set of queries forced through the
 # lsm indexes must give the same answers on both nodes, and the same as a
 # sequential scan.  At the end the standby log must show no inconsistent page.
+#
+# INCLUDE columns: table ti has an lsm index (k) INCLUDE (int, text, jsonb,
+# int[], numeric and a long text, compressed or out of line in the heap) and
+# a twin ti_bt with the same rows under the same btree index.  It gets rows
+# with t's; after each step an index-only scan of ti_k on the primary must
+# return exactly ti_bt's rows, the standby's scan of ti_k (an index scan:
+# index-only scans are refused there) the primary's answer; the standby's
+# pages of ti_k are compared with the primary's by wal_consistency_checking,
+# and after the promotion the former standby answers index-only scans of
+# the ti_k it replayed.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -44,6 +54,13 @@ CREATE TABLE t (id int, k int8, v text COLLATE "C");
 -- created on the empty table: every entry arrives by insert; tiny memtable
 -- so flushes to sorted runs happen on their own
 CREATE INDEX t_k ON t USING lsm (k) WITH (memtable_size = 64);
+-- pad (in no index) takes some rows over the TOAST threshold: their long
+-- values are compressed or stored out of line (toast_tuple_target = 128)
+CREATE TABLE ti (id int, k int8, a text, j jsonb, arr int[], n numeric, lt text, pad text)
+	WITH (toast_tuple_target = 128);
+CREATE TABLE ti_bt (LIKE ti) WITH (toast_tuple_target = 128);
+CREATE INDEX ti_k ON ti USING lsm (k) INCLUDE (id, a, j, arr, n, lt) WITH (memtable_size = 64);
+CREATE INDEX ti_bt_k ON ti_bt (k) INCLUDE (id, a, j, arr, n, lt);
 });
 
 my $force_index  = 'SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;';
@@ -67,6 +84,45 @@ SELECT g,
        CASE WHEN g % 97 = 0 THEN NULL ELSE (hashint4(g) % 50000)::int8 END,
        CASE WHEN g % 89 = 0 THEN NULL ELSE md5(g::text) END
   FROM generate_series($first, $last) g});
+	ti_insert($first, $last);
+}
+
+# rows of ti and ti_bt for every second id of $first..$last (the same
+# expressions for both: the same rows)
+sub ti_insert
+{
+	my ($first, $last, $sess) = @_;
+	$sess //= $psess;
+	my $rows = qq{SELECT g,
+       CASE WHEN g % 53 = 0 THEN NULL ELSE (hashint4(g) % 20000)::int8 END,
+       CASE WHEN g % 7 = 0 THEN NULL ELSE md5(g::text) END,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE jsonb_build_object('g', g, 'h', hashint4(g)) END,
+       CASE WHEN g % 13 = 0 THEN NULL ELSE ARRAY[g, NULL, g % 10] END,
+       CASE WHEN g % 17 = 0 THEN NULL ELSE g / 7.0 END,
+       CASE WHEN g % 3 = 0 THEN repeat(md5(g::text), 1 + g % 28)
+            WHEN g % 3 = 1 THEN (SELECT string_agg(md5(g::text || i), '') FROM generate_series(1, g % 27) i) END,
+       CASE WHEN g % 4 = 0 THEN repeat('p', 2100) END
+  FROM generate_series($first, $last) g WHERE g % 2 = 0};
+	$sess->safe_psql('postgres', "INSERT INTO ti $rows; INSERT INTO ti_bt $rows");
+}
+
+# ti through ti_k: on $sess's node an index-only scan (plan asserted; on a
+# standby an index scan) must return ti_bt's rows exactly (as text, as
+# multisets); returns the rows' md5 and count
+my $ti_cols = 'k, id, a, j, arr, n, lt';
+sub ti_check
+{
+	my ($sess, $where, $ionly) = @_;
+	my $scan = "SELECT $ti_cols FROM ti WHERE k >= -9223372036854775808 UNION ALL SELECT $ti_cols FROM ti WHERE k IS NULL";
+	my $plan = $sess->safe_psql('postgres', "$force_ionly EXPLAIN (COSTS OFF) $scan");
+	my $re = $ionly ? qr/Index Only Scan using ti_k on ti(?s:.*)Index Only Scan using ti_k on ti/
+	  : qr/Index (Only )?Scan using ti_k on ti(?s:.*)Index (Only )?Scan using ti_k on ti/;
+	like($plan, $re, "$where: ti scanned through ti_k" . ($ionly ? ' (index-only)' : ''));
+	my $diff = $sess->safe_psql('postgres', qq{$force_ionly SELECT count(*) FROM (
+		(SELECT x::text FROM ($scan) x EXCEPT ALL SELECT x::text FROM (SELECT $ti_cols FROM ti_bt) x)
+		UNION ALL (SELECT x::text FROM (SELECT $ti_cols FROM ti_bt) x EXCEPT ALL SELECT x::text FROM ($scan) x)) d});
+	is($diff, '0', "$where: ti_k returns ti_bt's rows and included values");
+	return $sess->safe_psql('postgres', qq{$force_ionly SELECT count(*), md5(string_agg(x::text, ',' ORDER BY x::text)) FROM ($scan) x});
 }
 
 # queries of index $idx over column $col, each run under $force; returns a
@@ -143,12 +199,17 @@ sub check_step
 		is($ssess->safe_psql('postgres', "$force_ionly $sql"), $want,
 			"step $step ($what): count on $col on the standby");
 	}
+	# ti: the included values, through ti_k, on both nodes
+	my $pti = ti_check($psess, "step $step ($what): primary", 1);
+	my $sti = ti_check($ssess, "step $step ($what): standby", 0);
+	is($sti, $pti, "step $step ($what): ti through ti_k on the standby matches the primary");
+	cmp_ok((split /\|/, $pti)[0], '>', 0, "step $step ($what): ti has rows");
 	# the standby answers index_stats too
 	my $st = $ssess->safe_psql('postgres',
 		"SELECT count(*) FROM lsm_am.index_stats('t_k')");
 	is($st, '1', "step $step ($what): index_stats works on the standby");
 	# every page of each index is accounted for, on both nodes
-	for my $ix (@indexes)
+	for my $ix (@indexes, [ 'ti_k', 'k' ])
 	{
 		my $idx = $ix->[0];
 		for my $node ($primary, $standby)
@@ -176,13 +237,16 @@ check_step('inserts, flushes and compactions done', [ 't_k', 'k' ]);
 
 # ---- 2. explicit flush
 insert_rows(500);
-$psess->safe_psql('postgres', "SELECT lsm_am.flush('t_k')");
+$psess->safe_psql('postgres', "SELECT lsm_am.flush('t_k'); SELECT lsm_am.flush('ti_k')");
 is($psess->safe_psql('postgres', "SELECT memtable_entries FROM lsm_am.index_stats('t_k')"),
 	'0', 'lsm_am.flush empties the memtable');
 check_step('flush', [ 't_k', 'k' ]);
 
 # ---- 3. deletes + VACUUM
 $psess->safe_psql('postgres', 'DELETE FROM t WHERE id % 7 = 3; VACUUM t');
+# (no count of ti_k's entries after VACUUM: with hot_standby_feedback the
+# standby's snapshots may keep dead rows, and their entries, for a while)
+$psess->safe_psql('postgres', 'DELETE FROM ti WHERE id % 7 = 2; DELETE FROM ti_bt WHERE id % 7 = 2; VACUUM ti; VACUUM ti_bt');
 check_step('delete + vacuum', [ 't_k', 'k' ]);
 
 # ---- 4. more inserts (reuse of freed heap slots)
@@ -195,7 +259,7 @@ insert_rows(800);
 check_step('create index on existing data', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
 # ---- 6. REINDEX
-$psess->safe_psql('postgres', 'REINDEX INDEX t_k; REINDEX INDEX t_v');
+$psess->safe_psql('postgres', 'REINDEX INDEX t_k; REINDEX INDEX t_v; REINDEX INDEX ti_k');
 insert_rows(300);
 check_step('reindex', [ 't_k', 'k' ], [ 't_v', 'v' ]);
 
@@ -430,6 +494,13 @@ for my $ix ([ 't_k', 'k' ], [ 't_v', 'v' ])
 	is($ssess->safe_psql('postgres', "$force_index $sql"), $seq, "promoted: $idx index scan after new inserts");
 	is($ssess->safe_psql('postgres', "$force_bitmap $sql"), $seq, "promoted: $idx bitmap scan after new inserts");
 }
+# the replayed INCLUDE index answers index-only scans, before and after new rows
+$ssess->safe_psql('postgres', 'VACUUM ti; VACUUM ti_bt');
+ti_check($ssess, 'promoted', 1);
+ti_insert($next_id, $next_id + 3999, $ssess);
+$ssess->safe_psql('postgres', "SELECT lsm_am.flush('ti_k')");
+ti_insert($next_id + 4000, $next_id + 4999, $ssess);
+ti_check($ssess, 'promoted, after new rows', 1);
 my $osql = "SELECT k FROM t WHERE k IS NOT NULL ORDER BY k DESC LIMIT 100";
 is($ssess->safe_psql('postgres', "$force_index $osql"), $ssess->safe_psql('postgres', "$force_seq $osql"),
 	'promoted: ordered scan after new inserts');
