@@ -110,7 +110,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amclusterable = true;	/* CLUSTER scans with SnapshotAny (doc/impl.md) */
 	amroutine->ampredlocks = false;
 	amroutine->amcanparallel = false;
-	amroutine->amcaninclude = false;
+	amroutine->amcaninclude = true;	/* values stored after the key (lsmkey.h) */
 	amroutine->amusemaintenanceworkmem = true;
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL;
 	amroutine->amkeytype = InvalidOid;

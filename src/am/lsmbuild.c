@@ -168,7 +168,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			{
 				/* sorted: equal keys are adjacent, differing in the TID */
 				bool		checked = ent[--len] != 0;
-				int			keylen = len - LSM_TID_SIZE;
+				int			keylen = LsmEntryKeyLength(&bs.desc, ent, len);
 
 				if (checked)
 				{

@@ -184,7 +184,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			}
 
 			/* a fresh memtable's key filter (point lookups skip it) */
-			if (slot->mt.nentries == 0)
+			if (slot->mt.nentries == 0 && LsmMemtableFiltered(index))
 				LsmMemtableAddFilter(&slot->mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
 			/*
 			 * Into the memtable now, into the log below: not loaded until

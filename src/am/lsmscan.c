@@ -242,5 +242,7 @@ lsmcanreturn(Relation index, int attno)
 		return false;
 
 	LsmKeyDescInit(index, &desc);
+	if (attno > desc.ncols)
+		return true;			/* an INCLUDE column: its value is stored */
 	return desc.cols[attno - 1].invertible;
 }

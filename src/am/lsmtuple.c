@@ -77,8 +77,9 @@ LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
 
 	memset(f, 0, sizeof(*f));
 	f->ncols = desc->ncols;
-	f->fixed = true;
-	f->fast = tupdesc->natts == desc->ncols;
+	/* INCLUDE values have no fixed layout: the general path */
+	f->fixed = desc->ninclude == 0;
+	f->fast = f->fixed && tupdesc->natts == desc->ncols;
 	f->entrylen = LSM_TID_SIZE;
 	for (int i = 0; i < desc->ncols; i++)
 	{
@@ -88,7 +89,7 @@ LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
 
 		f->vlen[i] = LsmFixedWidth(col->enc);
 		f->nullflag[i] = col->nulls_first ? LSM_FLAG_NULL_FIRST : LSM_FLAG_NULL_LAST;
-		if (f->vlen[i] < 0)
+		if (f->vlen[i] < 0 || !f->fixed)
 		{
 			f->fixed = f->fast = false;
 			return;

@@ -84,7 +84,7 @@ LsmUniqueLookup(Relation index, const uint8 *entry, int len, Snapshot snapshot)
 	int			seglen[INDEX_MAX_KEYS];
 	int			acc = 0;
 	uint8	   *prefix;
-	int			plen = len - LSM_TID_SIZE;
+	int			plen = LsmEntryKeyLength(&so->desc, entry, len);
 
 	scan->xs_snapshot = snapshot;
 	if (!LsmSplitEntry(&so->desc, entry, len, seg, seglen, NULL))
@@ -212,7 +212,9 @@ LsmUniqueInsert(Relation index, Datum *values, bool *isnull,
 		return true;
 	}
 
-	LsmKeyLockTag(&tag, index, entry, len - LSM_TID_SIZE);
+	/* the key alone: INCLUDE values take no part in uniqueness */
+	LsmKeyLockTag(&tag, index, entry,
+				  LsmEntryKeyLength(&LsmGetRelCache(index)->desc, entry, len));
 	for (;;)
 	{
 		TransactionId xwait = InvalidTransactionId;

@@ -25,6 +25,7 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
+#include "access/tupmacs.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "common/int128.h"
@@ -500,8 +501,16 @@ LsmEncodeSegment(const LsmKeyColumn *col, Datum value, Oid argtype,
  * ------------------------------------------------------------------------ */
 
 static void
-LsmTooLarge(Size size)
+LsmTooLarge(const LsmKeyDesc *desc, Size size)
 {
+	if (desc->ninclude > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lsm index entry size %zu exceeds the maximum %d",
+						size, LSM_MAX_KEY_SIZE),
+				 errdetail("The encoded key columns, the values of the INCLUDE columns and the %d-byte heap TID must fit in %d bytes.",
+						   LSM_TID_SIZE, LSM_MAX_KEY_SIZE),
+				 errhint("Include fewer or shorter columns (the table still has them), index a hash or a shorter expression of a long key, or use a btree index.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("lsm index entry size %zu exceeds the maximum %d",
@@ -509,6 +518,74 @@ LsmTooLarge(Size size)
 			 errdetail("The encoded key columns plus the %d-byte heap TID must fit in %d bytes.",
 					   LSM_TID_SIZE, LSM_MAX_KEY_SIZE),
 			 errhint("Index a hash or a shorter expression of the value (for example md5(col) or left(col, 200)), or use a btree index.")));
+}
+
+/* LevelDB varint32: 7 bits a byte, low group first. */
+static void
+LsmAppendVarint(StringInfo buf, uint32 v)
+{
+	uint8		b[5];
+	int			n = 0;
+
+	while (v >= 0x80)
+	{
+		b[n++] = (uint8) (v | 0x80);
+		v >>= 7;
+	}
+	b[n++] = (uint8) v;
+	appendBinaryStringInfo(buf, (const char *) b, n);
+}
+
+/*
+ * An INCLUDE column's value: 0x00 for NULL; else 0x01 and the value's bytes:
+ * attlen bytes of a fixed-length type (by-value types in the server's byte
+ * order, as in a heap tuple), or a varint length and the bytes of a varlena
+ * (detoasted and decompressed, as btree detoasts included values) or of a
+ * cstring.  start: where the entry began in buf, for the size limit.
+ */
+static void
+LsmAppendIncluded(const LsmKeyDesc *desc, const LsmIncludeColumn *inc,
+				  Datum value, bool isnull, StringInfo buf, int start)
+{
+	if (isnull)
+	{
+		appendStringInfoChar(buf, (char) LSM_INCL_NULL);
+		return;
+	}
+	appendStringInfoChar(buf, (char) LSM_INCL_VALUE);
+	if (inc->attlen > 0 && inc->attbyval)
+	{
+		char		b[sizeof(Datum)];
+
+		store_att_byval(b, value, inc->attlen);
+		appendBinaryStringInfo(buf, b, inc->attlen);
+	}
+	else if (inc->attlen > 0)
+		appendBinaryStringInfo(buf, DatumGetPointer(value), inc->attlen);
+	else if (inc->attlen == -1)
+	{
+		Size		rawsize = toast_raw_datum_size(value) - VARHDRSZ;
+		struct varlena *v;
+
+		/* refused before detoasting a value that cannot fit anyway */
+		if (rawsize > LSM_MAX_KEY_SIZE)
+			LsmTooLarge(desc, buf->len - start + rawsize + LSM_TID_SIZE);
+		v = pg_detoast_datum_packed((struct varlena *) DatumGetPointer(value));
+		LsmAppendVarint(buf, (uint32) VARSIZE_ANY_EXHDR(v));
+		appendBinaryStringInfo(buf, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+		if ((Pointer) v != DatumGetPointer(value))
+			pfree(v);
+	}
+	else
+	{
+		const char *c = DatumGetCString(value);
+		size_t		n = strlen(c);
+
+		if (n > LSM_MAX_KEY_SIZE)
+			LsmTooLarge(desc, buf->len - start + n + LSM_TID_SIZE);
+		LsmAppendVarint(buf, (uint32) n);
+		appendBinaryStringInfo(buf, c, (int) n);
+	}
 }
 
 void
@@ -533,12 +610,19 @@ LsmEncodeEntry(const LsmKeyDesc *desc, const Datum *values,
 			Size		rawsize = toast_raw_datum_size(values[i]) - VARHDRSZ;
 
 			if (rawsize > LSM_MAX_KEY_SIZE)
-				LsmTooLarge(rawsize + LSM_TID_SIZE);
+				LsmTooLarge(desc, rawsize + LSM_TID_SIZE);
 		}
 
 		LsmEncodeSegment(col, values[i], InvalidOid, isnull[i], buf);
 		if (buf->len - start + LSM_TID_SIZE > LSM_MAX_KEY_SIZE)
-			LsmTooLarge(buf->len - start + LSM_TID_SIZE);
+			LsmTooLarge(desc, buf->len - start + LSM_TID_SIZE);
+	}
+	for (i = 0; i < desc->ninclude; i++)
+	{
+		LsmAppendIncluded(desc, &desc->incl[i], values[desc->ncols + i],
+						  isnull[desc->ncols + i], buf, start);
+		if (buf->len - start + LSM_TID_SIZE > LSM_MAX_KEY_SIZE)
+			LsmTooLarge(desc, buf->len - start + LSM_TID_SIZE);
 	}
 
 	t[0] = (uint8) (blk >> 24);

@@ -6,10 +6,12 @@
  *     value bytes: only when not NULL; a self-delimiting (prefix-free) encoding
  *                  whose memcmp order is the operator class order; every byte
  *                  inverted (x ^ 0xFF) for a DESC column
- * followed by the 6-byte heap TID (block big-endian 4 bytes, offset big-endian
- * 2 bytes), so that every entry is unique and memcmp orders entries exactly
- * as the index orders them.  Equal values (per the opclass) have identical
- * bytes.  Layouts per type: doc/page_format.md, "Key encoding".
+ * then, for an index with INCLUDE columns, their values (not ordered: a
+ * flag byte, 0x00 NULL or 0x01, then the value's bytes), and last the 6-byte
+ * heap TID (block big-endian 4 bytes, offset big-endian 2 bytes), so that
+ * every entry is unique and memcmp orders entries by key exactly as the
+ * index orders them.  Equal values (per the opclass) have identical bytes.
+ * Layouts per type: doc/page_format.md, "Key encoding".
  */
 #ifndef LSMKEY_H
 #define LSMKEY_H
@@ -73,12 +75,26 @@ typedef struct LsmKeyColumn
 	pg_locale_t locale;			/* ICU collations only */
 } LsmKeyColumn;
 
+/* An INCLUDE column: stored with each entry, never compared. */
+typedef struct LsmIncludeColumn
+{
+	Oid			typid;
+	int16		attlen;			/* > 0 fixed, -1 varlena, -2 cstring */
+	bool		attbyval;
+} LsmIncludeColumn;
+
+/* Flag byte of an INCLUDE value */
+#define LSM_INCL_NULL		0x00
+#define LSM_INCL_VALUE		0x01
+
 typedef struct LsmKeyDesc
 {
-	int			ncols;
+	int			ncols;			/* key columns */
+	int			ninclude;		/* INCLUDE columns, after the key columns */
 	uint64		fingerprint;	/* hash of encodings, types, collations, flags,
 								 * collation versions, LSM_KEY_ENCODING_VERSION */
 	LsmKeyColumn cols[INDEX_MAX_KEYS];
+	LsmIncludeColumn incl[INDEX_MAX_KEYS];
 } LsmKeyDesc;
 
 /*
@@ -102,8 +118,9 @@ extern bool LsmTypesCompatible(Oid coltype, Oid argtype);
 extern void LsmKeyDescInit(Relation index, LsmKeyDesc *desc);
 
 /*
- * Append the full entry (all columns + TID) to buf.  ERRORs with a hint if the
- * entry would exceed LSM_MAX_KEY_SIZE.
+ * Append the full entry (key columns, INCLUDE values, TID) to buf; values and
+ * isnull hold the index's ncols + ninclude columns.  ERRORs with a hint if
+ * the entry would exceed LSM_MAX_KEY_SIZE.
  */
 extern void LsmEncodeEntry(const LsmKeyDesc *desc, const Datum *values,
 						   const bool *isnull, ItemPointer tid, StringInfo buf);
@@ -118,12 +135,19 @@ extern void LsmEncodeColumnValue(const LsmKeyDesc *desc, int col, Datum value,
 								 Oid argtype, bool isnull, StringInfo buf);
 
 /*
- * Split an entry into per-column segments: seg[i]/seglen[i] cover column i's
- * flag byte and value bytes.  Optionally returns the TID.  Returns false if
- * the entry is malformed (caller raises a corruption error).
+ * Split an entry into per-column segments: seg[i]/seglen[i] cover key column
+ * i's flag byte and value bytes.  Optionally returns the TID.  Returns false
+ * if the entry is malformed (caller raises a corruption error); the INCLUDE
+ * values are checked too.
  */
 extern bool LsmSplitEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 						  const uint8 **seg, int *seglen, ItemPointer tid);
+
+/*
+ * Length of an entry's key segments (what uniqueness, locks and filters
+ * see): len - LSM_TID_SIZE without INCLUDE columns; -1 if malformed.
+ */
+extern int	LsmEntryKeyLength(const LsmKeyDesc *desc, const uint8 *entry, int len);
 
 /* The TID at the end of an entry (inline: scans read it for every entry). */
 static inline void
@@ -139,9 +163,9 @@ LsmEntryGetTid(const uint8 *entry, int len, ItemPointer tid)
 }
 
 /*
- * Decode column values of an entry for index-only scans.  Only for columns
- * with invertible = true; others get isnull = true.  Values are palloc'd in
- * CurrentMemoryContext.
+ * Decode column values of an entry for index-only scans: the key columns
+ * with invertible = true (others get isnull = true), then the INCLUDE
+ * columns (values[ncols ..]).  Values are palloc'd in CurrentMemoryContext.
  */
 extern void LsmDecodeEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 						   Datum *values, bool *isnull);

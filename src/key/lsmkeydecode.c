@@ -9,6 +9,7 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
+#include "access/tupmacs.h"
 #include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "common/int128.h"
@@ -235,6 +236,57 @@ LsmSegmentLength(const LsmKeyColumn *col, const uint8 *p, int len)
 	return fixed + 1;
 }
 
+/* A LevelDB varint32 of at most avail bytes; returns its length or -1. */
+static int
+LsmReadVarint(const uint8 *p, int avail, uint32 *v)
+{
+	uint32		r = 0;
+
+	for (int i = 0; i < 5 && i < avail; i++)
+	{
+		r |= (uint32) (p[i] & 0x7F) << (7 * i);
+		if ((p[i] & 0x80) == 0)
+		{
+			*v = r;
+			return i + 1;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Bytes taken by an INCLUDE value at p (its flag byte included), of at most
+ * avail; -1 if malformed.  *vstart and *vlen: the value's bytes (not for NULL).
+ */
+static int
+LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
+				  int *vstart, int *vlen)
+{
+	uint32		n;
+	int			h;
+
+	if (avail < 1)
+		return -1;
+	if (p[0] == LSM_INCL_NULL)
+		return 1;
+	if (p[0] != LSM_INCL_VALUE)
+		return -1;
+	if (inc->attlen > 0)
+	{
+		if (avail - 1 < inc->attlen)
+			return -1;
+		*vstart = 1;
+		*vlen = inc->attlen;
+		return 1 + inc->attlen;
+	}
+	h = LsmReadVarint(p + 1, avail - 1, &n);
+	if (h < 0 || n > (uint32) (avail - 1 - h))
+		return -1;
+	*vstart = 1 + h;
+	*vlen = (int) n;
+	return 1 + h + (int) n;
+}
+
 bool
 LsmSplitEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 			  const uint8 **seg, int *seglen, ItemPointer tid)
@@ -257,11 +309,72 @@ LsmSplitEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 			seglen[i] = n;
 		pos += n;
 	}
+	for (i = 0; i < desc->ninclude; i++)
+	{
+		int			vstart,
+					vlen;
+		int			n = LsmIncludedLength(&desc->incl[i], entry + pos,
+										  len - LSM_TID_SIZE - pos, &vstart, &vlen);
+
+		if (n < 0)
+			return false;
+		pos += n;
+	}
 	if (pos != len - LSM_TID_SIZE)
 		return false;
 	if (tid)
 		LsmEntryGetTid(entry, len, tid);
 	return true;
+}
+
+int
+LsmEntryKeyLength(const LsmKeyDesc *desc, const uint8 *entry, int len)
+{
+	const uint8 *seg[INDEX_MAX_KEYS];
+	int			seglen[INDEX_MAX_KEYS];
+
+	if (desc->ninclude == 0)
+		return len >= LSM_TID_SIZE ? len - LSM_TID_SIZE : -1;
+	if (!LsmSplitEntry(desc, entry, len, seg, seglen, NULL))
+		return -1;
+	return (int) (seg[desc->ncols - 1] + seglen[desc->ncols - 1] - entry);
+}
+
+/* Datum of an INCLUDE value's bytes v (validated by LsmIncludedLength). */
+static Datum
+LsmDecodeIncluded(const LsmIncludeColumn *inc, const uint8 *v, int vlen)
+{
+	if (inc->attlen > 0 && inc->attbyval)
+	{
+		/* through an aligned copy: the bytes may sit anywhere */
+		Datum		b[1];
+
+		memcpy(b, v, inc->attlen);
+		return fetch_att(b, true, inc->attlen);
+	}
+	if (inc->attlen > 0)
+	{
+		char	   *r = palloc(inc->attlen);
+
+		memcpy(r, v, inc->attlen);
+		return PointerGetDatum(r);
+	}
+	if (inc->attlen == -1)
+	{
+		struct varlena *r = (struct varlena *) palloc(VARHDRSZ + vlen);
+
+		SET_VARSIZE(r, VARHDRSZ + vlen);
+		memcpy(VARDATA(r), v, vlen);
+		return PointerGetDatum(r);
+	}
+	else
+	{
+		char	   *c = palloc(vlen + 1);
+
+		memcpy(c, v, vlen);
+		c[vlen] = '\0';
+		return CStringGetDatum(c);
+	}
 }
 
 /* Datum of a (validated, un-inverted) value encoding v of length vlen. */
@@ -354,6 +467,24 @@ LsmDecodeEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 		else
 			values[i] = LsmDecodeValue(col, seg[i] + 1, seglen[i] - 1);
 		isnull[i] = false;
+	}
+	if (desc->ninclude > 0)
+	{
+		const uint8 *p = seg[desc->ncols - 1] + seglen[desc->ncols - 1];
+
+		for (i = 0; i < desc->ninclude; i++)
+		{
+			int			vstart = 0,
+						vlen = 0;
+			int			n = LsmIncludedLength(&desc->incl[i], p, INT_MAX,
+											  &vstart, &vlen);
+
+			/* validated by LsmSplitEntry above */
+			isnull[desc->ncols + i] = (p[0] == LSM_INCL_NULL);
+			values[desc->ncols + i] = isnull[desc->ncols + i] ? (Datum) 0 :
+				LsmDecodeIncluded(&desc->incl[i], p + vstart, vlen);
+			p += n;
+		}
 	}
 }
 

@@ -253,6 +253,28 @@ LsmKeyDescInit(Relation index, LsmKeyDesc *desc)
 		LsmFingerprintCollation(col, &fp);
 	}
 
+	/*
+	 * INCLUDE columns: how their values are stored.  Only an index that has
+	 * them adds this part, so the fingerprints of other indexes are those
+	 * lsm_am 0.4 and older wrote, and those versions refuse an index with
+	 * INCLUDE columns (different fingerprint, REINDEX hint) instead of
+	 * misreading its entries.
+	 */
+	desc->ninclude = IndexRelationGetNumberOfAttributes(index) - ncols;
+	if (desc->ninclude > 0)
+		appendStringInfo(&fp, "include:%d;", desc->ninclude);
+	for (i = 0; i < desc->ninclude; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(index), ncols + i);
+		LsmIncludeColumn *inc = &desc->incl[i];
+
+		inc->typid = att->atttypid;
+		inc->attlen = att->attlen;
+		inc->attbyval = att->attbyval;
+		appendStringInfo(&fp, "%u:%d:%d;", inc->typid, (int) inc->attlen,
+						 (int) inc->attbyval);
+	}
+
 	desc->fingerprint = lsm_hash64(fp.data, fp.len, LSM_FINGERPRINT_SEED);
 	pfree(fp.data);
 }

@@ -182,6 +182,18 @@ typedef struct LsmRelCache
 
 /* the index's relcache entry: key descriptor, slot number (lsmreplay.c) */
 extern LsmRelCache *LsmGetRelCache(Relation index);
+
+/*
+ * Does a memtable of this index get a key filter?  The filter hashes an
+ * entry without its last LSM_TID_SIZE bytes; in an index with INCLUDE
+ * columns their values come before the TID, so its entries have no suffix of
+ * fixed length to leave out: no filter there (lookups search the memtable).
+ */
+static inline bool
+LsmMemtableFiltered(Relation index)
+{
+	return LsmGetRelCache(index)->desc.ninclude == 0;
+}
 /*
  * Lock and return the index's slot, its memtable caught up with the log
  * pages (lsmreplay.c).  May sleep (interruptibly) while another backend

@@ -185,7 +185,7 @@ LsmReplayChain(Relation index, LsmSlot *slot, LsmMemtable *mt, uint32 epoch,
 			uint16		len;
 
 			/* a fresh memtable's key filter, once it holds a data chunk */
-			if (mt->nentries == 0)
+			if (mt->nentries == 0 && LsmMemtableFiltered(index))
 				LsmMemtableAddFilter(mt, LsmMemtableSizeKb(index), LSM_TID_SIZE);
 			st = lsm_memtable_insert_log(lsm_shared->arena, mt,
 										 (const uint8 *) copy, lower - *off, &pos);

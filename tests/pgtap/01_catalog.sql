@@ -40,7 +40,7 @@ SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 
 SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_unique'), 'lsm can be unique (CREATE UNIQUE INDEX, ON CONFLICT arbiters)');
 SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_multi_col'), 'lsm can be multi-column');
 SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_exclude'), 'lsm can back exclusion constraints (it has amgettuple)');
-SELECT ok(NOT pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_include'), 'lsm has no INCLUDE columns');
+SELECT ok(pg_indexam_has_property((SELECT oid FROM pg_am WHERE amname = 'lsm'), 'can_include'), 'lsm has INCLUDE columns');
 
 -- the 15 operator classes
 SELECT has_opclass('lsm_am'::name, 'int2_ops'::name, 'operator class lsm_am.int2_ops exists');
