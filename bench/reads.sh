@@ -2,9 +2,12 @@
 # bench/reads.sh — reads, lsm vs btree, in the index states users meet.
 #
 #   bash bench/reads.sh [--rows N] [--reps N] [--seconds S] [--out DIR] [--quick]
+#                       [--cover-keys]
 #
 # One table of N random int8 keys (default 1,000,000) under an lsm index, its
-# copy under a btree, on a throwaway cluster (shared_buffers 128MB, jit off, warm
+# copy under a btree, and the same keys in a second pair of tables (k, a int4,
+# b int8) under covering indexes (k) INCLUDE (a, b), lsm and btree
+# (--cover-keys: (k, a, b), all key columns), on a throwaway cluster (shared_buffers 128MB, jit off, warm
 # cache, no background workers, so the index stays in each state while it is
 # measured).  The same queries run against both in each state:
 #
@@ -17,12 +20,21 @@
 # Queries: ORDER BY k LIMIT 10, ORDER BY k DESC LIMIT 10, max(k); count(*)
 # over ranges of 10, 1,000 and 100,000 rows as index-only scans and as plain
 # index scans (reading the heap); point lookups that hit and that miss; the
-# first point lookup of a new connection (pgbench -C).  Each figure is the
+# first point lookup of a new connection (pgbench -C); and the Parity issue's
+# two: cover1000, SELECT k, a, b over a range of 1,000 rows of the covering
+# index as an index-only scan (target <= 1.1x btree after compact()), and
+# any100, SELECT * WHERE k = ANY(100 existing keys, drawn anew per state) as
+# an index scan (any100_ios: SELECT k, index-only; target <= 1.2x btree for
+# both, in every state, as point lookups have theirs).  The plans of these
+# three are asserted in every state (custom and generic plan, lsm and btree:
+# Index Only Scan / Index Scan, never bitmap); the run stops if one differs.
+# Their plans (reads_plan_*.txt) and the rows and heap fetches of the run
+# plan are kept.  Each figure is the
 # median over --reps runs of pgbench's average statement latency over
 # --seconds seconds, and of the backend's CPU time per statement (psql, the
 # same queries with parameters drawn alike; /proc/self/schedstat).
 # Prints one table with the ratio lsm/btree and the
-# Reads issue's targets (hit/missed); writes reads_states.csv (raw),
+# Reads and Parity issues' targets (hit/missed); writes reads_states.csv (raw),
 # reads_states_median.csv and reads_states.txt into the results directory.
 #
 # Run as root; assumes tests/setup.sh has installed lsm_am (bench/run.sh
