@@ -386,11 +386,35 @@ LsmDecodeIncluded(const LsmIncludeColumn *inc, const uint8 *v, int vlen)
 {
 	if (inc->attlen > 0 && inc->attbyval)
 	{
-		/* through an aligned copy: the bytes may sit anywhere */
-		Datum		b[1];
+		/* through typed copies: the bytes may sit anywhere */
+		switch (inc->attlen)
+		{
+			case sizeof(char):
+				return CharGetDatum((char) v[0]);
+			case sizeof(int16):
+				{
+					int16		x;
 
-		memcpy(b, v, inc->attlen);
-		return fetch_att(b, true, inc->attlen);
+					memcpy(&x, v, sizeof(x));
+					return Int16GetDatum(x);
+				}
+			case sizeof(int32):
+				{
+					int32		x;
+
+					memcpy(&x, v, sizeof(x));
+					return Int32GetDatum(x);
+				}
+			case sizeof(Datum):
+				{
+					Datum		x;
+
+					memcpy(&x, v, sizeof(x));
+					return x;
+				}
+			default:
+				elog(ERROR, "lsm_am: unsupported by-value length %d", inc->attlen);
+		}
 	}
 	if (inc->attlen > 0 || (inc->attlen == -1 && VARATT_IS_1B(v)))
 		return PointerGetDatum(v);
