@@ -304,7 +304,11 @@ LsmFormTupleInclude(LsmTupleFormer *f, const LsmKeyDesc *desc,
 			if (p >= end)
 				return NULL;
 			if (VARATT_IS_1B(p) && !VARATT_IS_1B_E(p))
+			{
 				n = VARSIZE_1B(p);
+				if (n < VARHDRSZ_SHORT)
+					return NULL;
+			}
 			else
 			{
 				uint64		hdr = 0;	/* as large as varattrib_4b */

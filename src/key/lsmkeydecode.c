@@ -256,8 +256,11 @@ LsmReadVarint(const uint8 *p, int avail, uint32 *v)
 
 /*
  * Bytes taken by an INCLUDE value at p (its flag byte included), of at most
- * avail; -1 if malformed.  *vstart and *vlen: the value's bytes, a varlena's
- * header included (not set for NULL).  Layout: LsmAppendIncluded.
+ * avail; -1 if malformed, or not in the one form LsmAppendIncluded writes
+ * (a 4-byte header where a 1-byte one would do, an overlong varint, a
+ * cstring with a zero byte), so that decoding and encoding again give the
+ * same bytes.  *vstart and *vlen: the value's bytes, a varlena's header
+ * included (not set for NULL).
  */
 static int
 LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
@@ -297,6 +300,8 @@ LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
 			if (!inc->packable || VARATT_IS_1B_E(hdr.b))
 				return -1;
 			n = VARSIZE_1B(hdr.b);
+			if (n < VARHDRSZ_SHORT)
+				return -1;
 		}
 		else
 		{
@@ -308,6 +313,9 @@ LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
 			n = VARSIZE_4B(hdr.b);
 			if (n < VARHDRSZ)
 				return -1;
+			/* the encoder gives a 1-byte header to what fits one */
+			if (inc->packable && n - VARHDRSZ + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+				return -1;
 		}
 		if (n > (uint32) (avail - 1))
 			return -1;
@@ -317,6 +325,11 @@ LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
 	}
 	h = LsmReadVarint(p + 1, avail - 1, &n);
 	if (h < 0 || n > (uint32) (avail - 1 - h))
+		return -1;
+	/* the shortest varint; no zero byte inside a cstring */
+	if (h > 1 && (p[h] & 0x7F) == 0)
+		return -1;
+	if (memchr(p + 1 + h, 0, n) != NULL)
 		return -1;
 	*vstart = 1 + h;
 	*vlen = (int) n;

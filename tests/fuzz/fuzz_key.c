@@ -5,14 +5,19 @@
  * it; index-only scans decode values with it).  Built against PostgreSQL's
  * headers with pg_stubs.c instead of a server.
  *
- * Input: byte 0 picks the number of columns (1..4), the next byte per column
- * its type/encoding, DESC and NULLS FIRST; the rest is the entry.  Contract:
+ * Input: byte 0 picks the number of key columns (1..4, bits 0-1) and of
+ * INCLUDE columns (0..3, bits 2-3), the next byte per key column its
+ * type/encoding, DESC and NULLS FIRST, the next byte per INCLUDE column its
+ * storage (by value 1/2/4/8 bytes, 16 bytes by reference, varlena with or
+ * without 1-byte headers, cstring); the rest is the entry.  Contract:
  *  - LsmSplitEntry refuses an entry shorter than a TID; when it accepts one,
  *    the segments are contiguous, lie inside the entry, start with a valid
  *    flag byte (NOT NULL, or the column's NULL flag), have the documented
- *    length for fixed-size types, and the TID is the last 6 bytes;
+ *    length for fixed-size types, INCLUDE values follow them exactly up to
+ *    the TID, and the TID is the last 6 bytes;
  *  - LsmDecodeEntry of an accepted entry never raises an ERROR and returns
- *    NULL exactly for NULL or non-invertible columns;
+ *    NULL exactly for NULL or non-invertible key columns and NULL INCLUDE
+ *    values;
  *  - re-encoding round-trips: LsmEncodeEntry of the decoded values (when
  *    every non-NULL column is invertible and not ICU) gives back the entry's
  *    bytes — a decoder that accepts bytes no value encodes to (an int2 out
@@ -70,6 +75,19 @@ static const ColType col_types[] = {
 };
 #define NTYPES (sizeof(col_types) / sizeof(col_types[0]))
 
+/* INCLUDE columns: any type, described by its storage alone */
+static const LsmIncludeColumn incl_types[] = {
+	{CHAROID, 1, true, false},
+	{INT2OID, 2, true, false},
+	{INT4OID, 4, true, false},
+	{INT8OID, 8, true, false},
+	{UUIDOID, 16, false, false},
+	{TEXTOID, -1, false, true},	/* packable: 1-byte headers */
+	{INT2VECTOROID, -1, false, false},	/* storage plain: 4-byte headers */
+	{CSTRINGOID, -2, false, false},
+};
+#define NINCL (sizeof(incl_types) / sizeof(incl_types[0]))
+
 static bool
 is_pointer_type(Oid typid)
 {
@@ -97,7 +115,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memset(&desc, 0, sizeof(desc));
 	desc.ncols = 1 + data[0] % 4;
-	if (size < 1 + (size_t) desc.ncols)
+	desc.ninclude = (data[0] >> 2) % 4;
+	if (size < 1 + (size_t) desc.ncols + (size_t) desc.ninclude)
 		return 0;
 	for (i = 0; i < desc.ncols; i++)
 	{
@@ -110,8 +129,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		desc.cols[i].desc = (b & 0x40) != 0;
 		desc.cols[i].nulls_first = (b & 0x80) != 0;
 	}
-	entry = data + 1 + desc.ncols;
-	len = (int) (size - 1 - desc.ncols);
+	for (i = 0; i < desc.ninclude; i++)
+		desc.incl[i] = incl_types[data[1 + desc.ncols + i] % NINCL];
+	entry = data + 1 + desc.ncols + desc.ninclude;
+	len = (int) (size - 1 - desc.ncols - desc.ninclude);
 	if (len > LSM_MAX_KEY_SIZE)
 		return 0;
 
@@ -151,7 +172,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			round_trip = false;
 		pos += seglen[i];
 	}
-	FUZZ_CHECK(pos == len - LSM_TID_SIZE);
+	FUZZ_CHECK(LsmEntryKeyLength(&desc, entry, len) == pos);
+	FUZZ_CHECK(desc.ninclude > 0 || pos == len - LSM_TID_SIZE);
+	FUZZ_CHECK(pos <= len - LSM_TID_SIZE);
 	{
 		const uint8 *t = entry + len - LSM_TID_SIZE;
 
@@ -163,6 +186,33 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	LsmDecodeEntry(&desc, entry, len, values, isnull);
 	for (i = 0; i < desc.ncols; i++)
 		FUZZ_CHECK(isnull[i] == !(seg[i][0] == LSM_FLAG_NOT_NULL && desc.cols[i].invertible));
+	for (i = 0; i < desc.ninclude; i++)
+	{
+		/* NULL exactly for a NULL flag; varlenas have their declared size */
+		FUZZ_CHECK(entry[pos] == LSM_INCL_NULL || entry[pos] == LSM_INCL_VALUE);
+		FUZZ_CHECK(isnull[desc.ncols + i] == (entry[pos] == LSM_INCL_NULL));
+		if (isnull[desc.ncols + i])
+			pos += 1;
+		else if (desc.incl[i].attlen > 0)
+			pos += 1 + desc.incl[i].attlen;
+		else if (desc.incl[i].attlen == -1)
+		{
+			Pointer		v = DatumGetPointer(values[desc.ncols + i]);
+
+			FUZZ_CHECK(VARSIZE_ANY(v) >= VARHDRSZ_SHORT);
+			FUZZ_CHECK(memcmp(VARDATA_ANY(v), entry + pos + 1 + VARSIZE_ANY(v) - VARSIZE_ANY_EXHDR(v),
+							  VARSIZE_ANY_EXHDR(v)) == 0);
+			pos += 1 + VARSIZE_ANY(v);
+		}
+		else
+		{
+			const char *c = DatumGetCString(values[desc.ncols + i]);
+
+			pos += 1 + (strlen(c) < 128 ? 1 : 2) + (int) strlen(c);
+		}
+		FUZZ_CHECK(pos <= len - LSM_TID_SIZE);
+	}
+	FUZZ_CHECK(pos == len - LSM_TID_SIZE);
 
 	if (round_trip)
 	{
@@ -181,5 +231,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (i = 0; i < desc.ncols; i++)
 		if (!isnull[i] && is_pointer_type(desc.cols[i].typid))
 			pfree(DatumGetPointer(values[i]));
+	/* copies: 4-byte-header varlenas and cstrings (the rest point into entry) */
+	for (i = 0; i < desc.ninclude; i++)
+		if (!isnull[desc.ncols + i] &&
+			(desc.incl[i].attlen == -2 ||
+			 (desc.incl[i].attlen == -1 &&
+			  !VARATT_IS_1B(DatumGetPointer(values[desc.ncols + i])))))
+			pfree(DatumGetPointer(values[desc.ncols + i]));
 	return 0;
 }

@@ -158,10 +158,15 @@ pg_detoast_datum_packed(struct varlena *datum)
 	return pg_detoast_datum(datum);
 }
 
+/* As PostgreSQL's: the size with a 4-byte header, also for a 1-byte one */
 Size
 toast_raw_datum_size(Datum value)
 {
-	return VARSIZE_ANY(DatumGetPointer(value));
+	struct varlena *v = (struct varlena *) DatumGetPointer(value);
+
+	if (VARATT_IS_SHORT(v))
+		return VARSIZE_SHORT(v) - VARHDRSZ_SHORT + VARHDRSZ;
+	return VARSIZE_ANY(v);
 }
 
 char *
