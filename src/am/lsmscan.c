@@ -29,7 +29,6 @@ lsmbeginscan(Relation r, int nkeys, int norderbys)
 	so->scanctx = AllocSetContextCreate(CurrentMemoryContext, "lsm scan",
 										ALLOCSET_DEFAULT_SIZES);
 	so->metapin = InvalidBuffer;
-	so->iterkey = -1;
 	so->index = r;
 	LsmTupleFormerInit(&so->former, r, &so->desc);
 	scan->opaque = so;
@@ -56,7 +55,7 @@ LsmScanReset(LsmScanOpaque so)
 	so->nruns = 0;
 	so->cursors = NULL;
 	so->empty = false;
-	so->iterkey = -1;
+	so->niter = 0;
 	so->rangectx = NULL;		/* deleted with scanctx's reset */
 	so->nkeys = 0;
 	so->keys = NULL;
@@ -92,7 +91,7 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (!so->started)
 	{
 		/* = ANY(array) iterated: backward from its last element */
-		if (so->iterkey >= 0 && backward)
+		if (so->niter > 0 && backward)
 		{
 			for (int j = 0; j < so->niter; j++)
 				so->curelems[j] = so->keys[so->iterkeys[j]].nelems - 1;
@@ -187,9 +186,9 @@ lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 }
 
 /*
- * A scan iterating the elements of = ANY(array) whose current element's
- * range is exhausted: move to the next element in the scan's direction, with
- * a fresh snapshot over its range (the index only gains entries a snapshot
+ * A scan iterating the elements of = ANY(array) whose current combination's
+ * range is exhausted: move to the next combination in the scan's direction,
+ * with a fresh snapshot over its range (the index only gains entries a snapshot
  * may see, as when a scan turns).  False when there is none.
  */
 bool
@@ -198,7 +197,7 @@ LsmScanNextElement(IndexScanDesc scan, bool backward)
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 	int			j;
 
-	if (so->iterkey < 0)
+	if (so->niter == 0)
 		return false;
 	/* an odometer: the last column's element first, carrying leftwards */
 	for (j = so->niter - 1; j >= 0; j--)

@@ -112,8 +112,7 @@ typedef struct LsmScanOpaqueData
 	 * to the first without an equality or an = ANY): the scan is one point
 	 * scan per combination of their elements, in index order, the last
 	 * column's element changing fastest (keys[iterkeys[j]].seg is
-	 * elems[curelems[j]]).  iterkey: iterkeys[0], or -1 for none. */
-	int			iterkey;
+	 * elems[curelems[j]]); niter 0: none. */
 	int			niter;
 	int			iterkeys[INDEX_MAX_KEYS];
 	int			curelems[INDEX_MAX_KEYS];

@@ -5,9 +5,9 @@
  * exact per-entry filter of the keys the range does not decide
  * (LsmEntryMatches).  The equality prefix also names the bloom filter hash
  * of a point lookup (lsmscanmerge.c).  = ANY(array): its elements sorted
- * and distinct; the one after the equality prefix is iterated, a range per
- * element (LsmScanSetRange, LsmScanNextElement in lsmscan.c), any other is
- * part of the filter.
+ * and distinct; those on the columns after the equality prefix are iterated,
+ * a range per combination of elements (LsmScanSetRange, LsmScanNextElement
+ * in lsmscan.c), any other is part of the filter.
  */
 #include "postgres.h"
 
@@ -101,7 +101,6 @@ LsmScanPrepare(IndexScanDesc scan)
 
 	so->keys = palloc0(sizeof(LsmScanKeyInfo) * Max(scan->numberOfKeys, 1));
 	so->nkeys = 0;
-	so->iterkey = -1;
 	so->niter = 0;
 	for (int i = 0; i < scan->numberOfKeys; i++)
 	{
@@ -212,8 +211,6 @@ LsmScanPrepare(IndexScanDesc scan)
 		{
 			LsmScanKeyInfo *k = &so->keys[arr];
 
-			if (so->iterkey < 0)
-				so->iterkey = arr;
 			so->iterkeys[so->niter] = arr;
 			so->curelems[so->niter] = 0;
 			so->niter++;

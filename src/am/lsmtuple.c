@@ -289,47 +289,24 @@ LsmFormTupleInclude(LsmTupleFormer *f, const LsmKeyDesc *desc,
 	{
 		const LsmIncludeColumn *inc = &desc->incl[i];
 		Form_pg_attribute att = TupleDescAttr(f->tupdesc, desc->ncols + i);
-		Size		n;
+		int			vstart = 0,
+					vlen = 0;
+		int			n = LsmIncludedLength(inc, p, (int) (end - p), &vstart, &vlen);
+		const uint8 *v = p + vstart;
 		Size		aligned;
 
-		/* a NULL (a bitmap) or a cstring: the general path */
-		if (p >= end || p[0] != LSM_INCL_VALUE || inc->attlen == -2)
+		/* malformed, a NULL (a bitmap) or a cstring: the general path */
+		if (n < 0 || p[0] != LSM_INCL_VALUE || inc->attlen == -2)
 			return NULL;
-		p++;
-		if (inc->attlen > 0)
-			n = inc->attlen;
-		else
-		{
+		if (inc->attlen == -1)
 			infomask |= INDEX_VAR_MASK;
-			if (p >= end)
-				return NULL;
-			if (VARATT_IS_1B(p) && !VARATT_IS_1B_E(p))
-			{
-				n = VARSIZE_1B(p);
-				if (n < VARHDRSZ_SHORT)
-					return NULL;
-			}
-			else
-			{
-				uint64		hdr = 0;	/* as large as varattrib_4b */
-
-				if (end - p < 4)
-					return NULL;
-				memcpy(&hdr, p, 4);
-				if (!VARATT_IS_4B_U(&hdr))
-					return NULL;
-				n = VARSIZE_4B(&hdr);
-			}
-		}
-		if (n > (Size) (end - p))
-			return NULL;
 		/* a 1-byte-header varlena is not aligned (heap_fill_tuple's rule) */
-		aligned = (inc->attlen == -1 && VARATT_IS_1B(p)) ? off :
+		aligned = (inc->attlen == -1 && VARATT_IS_1B(v)) ? off :
 			att_align_nominal(off, att->attalign);
 		if (aligned > off)
 			memset(data + off, 0, aligned - off);
-		memcpy(data + aligned, p, n);
-		off = aligned + n;
+		memcpy(data + aligned, v, vlen);
+		off = aligned + vlen;
 		p += n;
 	}
 	if (p != end)

@@ -145,6 +145,17 @@ extern bool LsmSplitEntry(const LsmKeyDesc *desc, const uint8 *entry, int len,
 						  const uint8 **seg, int *seglen, ItemPointer tid);
 
 /*
+ * Bytes taken by an INCLUDE value at p (its flag byte included), of at most
+ * avail; -1 if malformed, or not in the one form LsmEncodeEntry writes (a
+ * 4-byte header where a 1-byte one fits, an overlong varint, a cstring with
+ * a zero byte), so that decoding and encoding again give the same bytes.
+ * *vstart and *vlen: the value's bytes from p, a varlena's header included
+ * (not set for NULL).
+ */
+extern int	LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p,
+							  int avail, int *vstart, int *vlen);
+
+/*
  * Length of an entry's key segments (what uniqueness, locks and filters
  * see): len - LSM_TID_SIZE without INCLUDE columns; -1 if malformed.
  */

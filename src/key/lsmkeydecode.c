@@ -254,15 +254,8 @@ LsmReadVarint(const uint8 *p, int avail, uint32 *v)
 	return -1;
 }
 
-/*
- * Bytes taken by an INCLUDE value at p (its flag byte included), of at most
- * avail; -1 if malformed, or not in the one form LsmAppendIncluded writes
- * (a 4-byte header where a 1-byte one would do, an overlong varint, a
- * cstring with a zero byte), so that decoding and encoding again give the
- * same bytes.  *vstart and *vlen: the value's bytes, a varlena's header
- * included (not set for NULL).
- */
-static int
+/* Layout and checks: lsmkey.h, LsmAppendIncluded (lsmkey.c). */
+int
 LsmIncludedLength(const LsmIncludeColumn *inc, const uint8 *p, int avail,
 				  int *vstart, int *vlen)
 {
