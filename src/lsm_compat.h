@@ -201,6 +201,9 @@ LsmIcuSortKey(pg_locale_t locale, const char *s, int len, char *dest, int32 dest
 static inline void
 LsmAmRoutineSetNewerFields(IndexAmRoutine *amroutine)
 {
+#if PG_VERSION_NUM >= 170000
+	amroutine->amcanbuildparallel = true;	/* lsmbuild.c */
+#endif
 #if PG_VERSION_NUM >= 180000
 	amroutine->amconsistentequality = true;
 	amroutine->amconsistentordering = true;

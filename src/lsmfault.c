@@ -29,6 +29,7 @@ static const char *const LSM_FAULT_NAMES[LSM_FAULT_COUNT] = {
 	"truncate",
 	"vacuum_rewrite",
 	"worker_job",
+	"build_worker",
 };
 
 bool		lsm_fault_armed = false;

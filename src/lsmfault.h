@@ -37,6 +37,7 @@ typedef enum LsmFaultPoint
 	LSM_FAULT_TRUNCATE,			/* storage/lsmalloc.c: metapage logged, file not cut */
 	LSM_FAULT_VACUUM_REWRITE,	/* storage/lsmstore.c: VACUUM's rewrite wrote a page */
 	LSM_FAULT_WORKER_JOB,		/* maint/lsmworker.c: a worker took an index */
+	LSM_FAULT_BUILD_WORKER,		/* am/lsmbuild.c: a parallel build's worker scanned its share */
 	LSM_FAULT_COUNT
 } LsmFaultPoint;
 
