@@ -7,8 +7,8 @@
 # order_events (bench/acme_data.sql) is generated on a throwaway cluster; each
 # run builds an index on order_id with each access method (alternating, table
 # already in shared buffers), with maintenance_work_mem at its default (64MB)
-# and max_parallel_maintenance_workers = 0 (a single process for both; lsm
-# builds are not parallel).  Default 5 runs; medians.  Target (d): an lsm
+# and max_parallel_maintenance_workers = 0 (a single process for both;
+# bench/parallel.sh measures builds with workers).  Default 5 runs; medians.  Target (d): an lsm
 # index no larger than a fresh btree build.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
