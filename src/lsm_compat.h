@@ -113,11 +113,16 @@ LsmEnsureBlocks(Relation rel, BlockNumber upto)
 	} while (0)
 #endif
 
-/* Next datum of a forward tuplesort, as a palloc'd copy. */
+/*
+ * Next datum of a forward tuplesort: valid until the next call, and a
+ * palloc'd copy where LSM_TUPLESORT_DATUM_COPIED (15 always copies).
+ */
 #if PG_VERSION_NUM >= 160000
+#define LSM_TUPLESORT_DATUM_COPIED false
 #define LsmTuplesortGetDatum(st, d, isnull) \
-	tuplesort_getdatum((st), true, true, (d), (isnull), NULL)
+	tuplesort_getdatum((st), true, false, (d), (isnull), NULL)
 #else
+#define LSM_TUPLESORT_DATUM_COPIED true
 #define LsmTuplesortGetDatum(st, d, isnull) \
 	tuplesort_getdatum((st), true, (d), (isnull), NULL)
 #endif

@@ -121,9 +121,10 @@ LsmBuildCallback(Relation index, ItemPointer tid, Datum *values,
 {
 	LsmBuildState *bs = (LsmBuildState *) state;
 	MemoryContext old = MemoryContextSwitchTo(bs->tmpctx);
-	bytea	   *b;
 
+	/* the entry as a bytea, encoded after room for its varlena header */
 	resetStringInfo(&bs->buf);
+	bs->buf.len = VARHDRSZ;
 	LsmEncodeEntry(&bs->desc, values, isnull, tid, &bs->buf);
 	if (bs->unique)
 	{
@@ -139,10 +140,8 @@ LsmBuildCallback(Relation index, ItemPointer tid, Datum *values,
 				checked = false;
 		appendStringInfoChar(&bs->buf, checked ? 1 : 0);
 	}
-	b = (bytea *) palloc(VARHDRSZ + bs->buf.len);
-	SET_VARSIZE(b, VARHDRSZ + bs->buf.len);
-	memcpy(VARDATA(b), bs->buf.data, bs->buf.len);
-	tuplesort_putdatum(bs->sort, PointerGetDatum(b), false);
+	SET_VARSIZE(bs->buf.data, bs->buf.len);
+	tuplesort_putdatum(bs->sort, PointerGetDatum(bs->buf.data), false);	/* copies */
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpctx);
 	bs->indtuples++;
@@ -547,7 +546,8 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 				}
 			}
 			LsmRunWriterAdd(&w, ent, len);
-			pfree(DatumGetPointer(d));
+			if (LSM_TUPLESORT_DATUM_COPIED)
+				pfree(DatumGetPointer(d));
 			if (++done % 10000 == 0)
 			{
 				pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
