@@ -33,6 +33,7 @@
 #include "catalog/pg_type.h"
 #include "commands/progress.h"
 #include "executor/instrument.h"
+#include "portability/instr_time.h"
 #include "miscadmin.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
@@ -74,6 +75,8 @@ typedef struct LsmBuildShared
 	Oid			heaprelid;
 	Oid			indexrelid;
 	bool		isconcurrent;
+	bool		unique;			/* the leader's IndexInfo's, not the catalog's: */
+	bool		nulls_distinct;	/* VACUUM FULL and CLUSTER build without checks */
 	int			nparticipants;	/* workers requested + the leader */
 	uint64		queryid;
 	ConditionVariable donecv;	/* a participant finished its partial sort */
@@ -203,8 +206,8 @@ LsmParallelScanAndSort(Relation heap, Relation index, LsmBuildShared *shared,
 	coordinate->nParticipants = -1;
 	coordinate->sharedsort = sharedsort;
 	indexInfo->ii_Concurrent = shared->isconcurrent;
-	LsmBuildStateInit(&bs, index, indexInfo->ii_Unique,
-					  !indexInfo->ii_NullsNotDistinct, sortmem, coordinate);
+	LsmBuildStateInit(&bs, index, shared->unique, shared->nulls_distinct,
+					  sortmem, coordinate);
 
 	scan = table_beginscan_parallel(heap, LsmBuildSharedScan(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
@@ -289,6 +292,8 @@ LsmBeginParallel(Relation heap, Relation index, IndexInfo *indexInfo, int reques
 	shared->heaprelid = RelationGetRelid(heap);
 	shared->indexrelid = RelationGetRelid(index);
 	shared->isconcurrent = indexInfo->ii_Concurrent;
+	shared->unique = indexInfo->ii_Unique;
+	shared->nulls_distinct = !indexInfo->ii_NullsNotDistinct;
 	shared->nparticipants = nparticipants;
 	shared->queryid = (uint64) pgstat_get_my_query_id();
 	ConditionVariableInit(&shared->donecv);
@@ -453,6 +458,9 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	BlockNumber nblocks;
 	XLogRecPtr	lsn;
 	int			nworkers;
+	instr_time	t0,
+				t1,
+				t2;
 
 	LsmBuildChecks(heap, index);
 	LsmForgetPending(index);	/* the build reads the heap */
@@ -481,6 +489,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 * the leader alone sorts it all.
 	 */
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSM_PHASE_SCAN);
+	INSTR_TIME_SET_CURRENT(t0);
 	nworkers = LsmBuildWorkersWanted(heap, index, indexInfo);
 	if (nworkers > 0)
 		leader = LsmBeginParallel(heap, index, indexInfo, nworkers);
@@ -503,6 +512,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSM_PHASE_SORT);
 	tuplesort_performsort(bs.sort);
 
+	INSTR_TIME_SET_CURRENT(t1);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, LSM_PHASE_WRITE);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_TOTAL, (int64) bs.indtuples);
 	if (bs.indtuples > 0)
@@ -563,6 +573,17 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	/* the workers' sorted partials live until the parallel context ends */
 	if (leader != NULL)
 		LsmEndParallel(leader);
+
+	INSTR_TIME_SET_CURRENT(t2);
+	INSTR_TIME_SUBTRACT(t2, t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	/* where a build's time goes: the parallel part, then the leader's alone */
+	ereport(DEBUG1,
+			(errmsg_internal("lsm build of \"%s\": %.0f entries scanned and sorted in %.0f ms (%d participants), merged and written in %.0f ms",
+							 RelationGetRelationName(index), bs.indtuples,
+							 INSTR_TIME_GET_MILLISEC(t1),
+							 leader ? leader->nparticipants : 1,
+							 INSTR_TIME_GET_MILLISEC(t2))));
 
 	/* publish the run */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
