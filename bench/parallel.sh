@@ -12,6 +12,8 @@
 # Every parallel build must launch its W workers (client_min_messages =
 # debug1 shows the launch for lsm; for btree the request), else the run
 # stops.  Default 3 runs; medians of the wall time of CREATE INDEX.
+# lsm's DEBUG1 line splits its time: the scan and sort (parallel), then the
+# leader's merge and write of the run (serial).
 # Prints the speedups (serial / parallel) and lsm against btree, with the
 # issue's targets: lsm with a worker >= 1.6x faster than serial lsm, and no
 # slower than btree's parallel build.  Parallel index scans are not done yet
@@ -79,14 +81,20 @@ SQL
 	fi
 	ms=$(awk '/^Time:/ { print $2 }' <<<"$out")
 	[ -n "$ms" ] || lsm_die "no timing from CREATE INDEX USING $am: $out"
-	echo "$ms"
+	# lsm's own split: scan and sort (parallel), merge and write (the leader)
+	split=$(sed -nE 's/.*scanned and sorted in ([0-9]+) ms .*, merged and written in ([0-9]+) ms.*/\1 \2/p' <<<"$out")
+	echo "$ms ${split:-- -}"
 }
 
 for run in $(seq 1 "$RUNS"); do
 	for am in btree lsm; do
 		for w in 0 "$WORKERS"; do
-			ms=$(build "$am" "$w")
+			read -r ms sort_ms write_ms <<<"$(build "$am" "$w")"
 			csv_add "$RAW" parallel "$run" "$am" "w$w" ms "$ms"
+			if [ "$am" = lsm ]; then
+				csv_add "$RAW" parallel "$run" "$am" "w$w" sort_ms "$sort_ms"
+				csv_add "$RAW" parallel "$run" "$am" "w$w" write_ms "$write_ms"
+			fi
 			printf '    run %d %-6s workers %d %10s ms\n' "$run" "$am" "$w" "$ms" >&2
 		done
 	done
@@ -111,6 +119,8 @@ vs_bt=$(ratio "$lp" "$bp" 2)
 	printf '  %-58s %8s  %s\n' "lsm with a worker vs serial lsm: >= 1.6x faster" "${speed_lsm}x" "$(verdict "$speed_lsm" '>=' 1.6)"
 	printf '  %-58s %8s  %s\n' "lsm parallel vs btree parallel: <= 1.0x btree's time" "${vs_bt}x" "$(verdict "$vs_bt" '<=' 1.0)"
 	printf '  %-58s %8s  %s\n' "parallel range aggregate, 5M rows: >= 1.5x faster" "-" "not measured (no parallel lsm scans yet)"
+	echo " lsm's own split (DEBUG1): scan and sort $(fmt_num "$(med "$MED" parallel lsm w0 sort_ms)" 0) ms serial, $(fmt_num "$(med "$MED" parallel lsm "w$WORKERS" sort_ms)" 0) ms parallel;"
+	echo "   the leader's merge and write $(fmt_num "$(med "$MED" parallel lsm w0 write_ms)" 0) ms serial, $(fmt_num "$(med "$MED" parallel lsm "w$WORKERS" write_ms)" 0) ms parallel"
 	echo " lsm index: $(fmt_int "$pages_lsm") pages"
 	echo
 	bench_machine

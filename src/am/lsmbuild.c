@@ -201,6 +201,9 @@ LsmParallelScanAndSort(Relation heap, Relation index, LsmBuildShared *shared,
 	IndexInfo  *indexInfo = BuildIndexInfo(index);
 	TableScanDesc scan;
 	double		reltuples;
+	instr_time	t0,
+				t1,
+				t2;
 
 	coordinate->isWorker = true;
 	coordinate->nParticipants = -1;
@@ -209,12 +212,23 @@ LsmParallelScanAndSort(Relation heap, Relation index, LsmBuildShared *shared,
 	LsmBuildStateInit(&bs, index, shared->unique, shared->nulls_distinct,
 					  sortmem, coordinate);
 
+	INSTR_TIME_SET_CURRENT(t0);
 	scan = table_beginscan_parallel(heap, LsmBuildSharedScan(shared));
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
 									   LsmBuildCallback, &bs, scan);
 	if (IsParallelWorker())
 		LSM_FAULT(LSM_FAULT_BUILD_WORKER);
+	INSTR_TIME_SET_CURRENT(t1);
 	tuplesort_performsort(bs.sort);
+	INSTR_TIME_SET_CURRENT(t2);
+	INSTR_TIME_SUBTRACT(t2, t1);
+	INSTR_TIME_SUBTRACT(t1, t0);
+	ereport(DEBUG2,
+			(errmsg_internal("lsm build of \"%s\", %s: %.0f entries scanned in %.0f ms, sorted in %.0f ms",
+							 RelationGetRelationName(index),
+							 IsParallelWorker() ? "a worker" : "the leader",
+							 bs.indtuples, INSTR_TIME_GET_MILLISEC(t1),
+							 INSTR_TIME_GET_MILLISEC(t2))));
 
 	SpinLockAcquire(&shared->mutex);
 	shared->ndone++;
