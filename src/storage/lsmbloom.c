@@ -51,9 +51,13 @@ LsmBloomPrefixLen(LsmRunWriter *w, const uint8 *key, int len)
 	const uint8 *seg[INDEX_MAX_KEYS];
 	int			seglen[INDEX_MAX_KEYS];
 
+	/* the entry came from a memtable, runs or CREATE INDEX: no one page */
 	if (!LsmSplitEntry(w->desc, key, len, seg, seglen, NULL))
-		LsmReportCorruption(w->index, InvalidBlockNumber,
-							"A malformed entry %s reached the writer of a new run.",
-							LsmKeyToHex(key, Min(len, 64)));
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is corrupted: a malformed entry reached the writer of a new run",
+						RelationGetRelationName(w->index)),
+				 errdetail_internal("The entry begins %s.", LsmKeyToHex(key, Min(len, 64))),
+				 errhint("REINDEX the index.")));
 	return (seg[w->bloom_cols - 1] + seglen[w->bloom_cols - 1]) - key;
 }
