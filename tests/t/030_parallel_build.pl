@@ -176,20 +176,19 @@ is($rc, 0, 'parallel UNIQUE NULLS DISTINCT over two NULLs succeeds') or diag($pe
 sql('ALTER TABLE t SET (parallel_workers = 1)');
 build('pw1', 't USING lsm (k)', 1);
 sql('ALTER TABLE t RESET (parallel_workers)');
-($rc, $out, $perr) = $node->psql('postgres',
-	'SET max_parallel_workers = 0; SET client_min_messages = debug1; CREATE INDEX pw0 ON t USING lsm (k)');
-is($rc, 0, 'no worker to be had: built') or diag($perr);
-like($perr, qr/lsm build of "pw0": 0 parallel workers launched of 2 requested/,
-	'no worker to be had: none launched');
-same_pages('pw1', 'pw0', 'serial fallback');
-sql('DROP INDEX pw0');
-($rc, $out, $perr) = $node->psql('postgres',
-	'SET max_parallel_workers = 1; SET client_min_messages = debug1; CREATE INDEX pwf ON t USING lsm (k)');
-is($rc, 0, 'fewer workers than asked for: built') or diag($perr);
-like($perr, qr/lsm build of "pwf": 1 parallel workers launched of 2 requested/,
-	'fewer workers than asked for: one of two');
-same_pages('pw1', 'pwf', 'fewer workers than asked for');
-sql('DROP INDEX pwf');
+# max_parallel_workers caps the launch: none (serial), or one of the two
+for my $c ([ 0, 'pw0', 'no worker to be had', 'none launched', 'serial fallback' ],
+	[ 1, 'pwf', 'fewer workers than asked for', 'one of two', 'fewer workers than asked for' ])
+{
+	my ($max, $idx, $what, $launched, $pages) = @$c;
+	($rc, $out, $perr) = $node->psql('postgres',
+		"SET max_parallel_workers = $max; SET client_min_messages = debug1; CREATE INDEX $idx ON t USING lsm (k)");
+	is($rc, 0, "$what: built") or diag($perr);
+	like($perr, qr/lsm build of "$idx": $max parallel workers launched of 2 requested/,
+		"$what: $launched");
+	same_pages('pw1', $idx, $pages);
+	sql("DROP INDEX $idx");
+}
 
 # VACUUM FULL and CLUSTER rebuild a UNIQUE index without the uniqueness
 # check (the caller's IndexInfo says not unique, the catalog unique): the
