@@ -73,5 +73,44 @@ SELECT (SELECT array_agg(v ORDER BY v) FROM plan_lsm WHERE k = ANY (ARRAY[5, 77,
        (SELECT array_agg(v ORDER BY v) FROM plan_bt WHERE k = ANY (ARRAY[5, 77, 1234, 99999]::bigint[]))
        AS any_same;
 
-DROP TABLE queries, probe1k, probe50k, plan_lsm, plan_bt;
+-- Parallel scans (lsmscanpar.c): with parallel plans made cheap, the planner
+-- picks a Parallel Index (Only) Scan of lsm where it picks one of btree, and
+-- a serial scan where it picks one (a point lookup, ORDER BY ... LIMIT,
+-- = ANY); first with every scan type allowed, then with index scans only.
+-- (Not here: ORDER BY k DESC over most of the table, where btree's plan is
+-- a parallel sequential scan and a sort and lsm's a backward index scan: lsm's
+-- index is half btree's size, so scanning all of it costs less.)
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_index_scan_size = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+CREATE TABLE pqueries (id int, q text);
+INSERT INTO pqueries VALUES
+ (1, 'SELECT count(*) FROM %1$s WHERE k BETWEEN 10000 AND 30000'),
+ (2, 'SELECT count(*), sum(v) FROM %1$s WHERE k BETWEEN 10000 AND 150000'),
+ (3, 'SELECT sum(k) FROM %1$s WHERE k > 50000'),
+ (4, 'SELECT k, v FROM %1$s WHERE k > 100 ORDER BY k'),
+ (5, 'SELECT v FROM %1$s WHERE k = 4242'),
+ (6, 'SELECT count(*) FROM probe50k p JOIN %1$s b ON b.k = p.k'),
+ (7, 'SELECT count(*) FROM %1$s WHERE k BETWEEN 1000 AND 1100'),
+ (8, 'SELECT k FROM %1$s WHERE k > 1000 ORDER BY k LIMIT 10'),
+ (9, 'SELECT v FROM %1$s WHERE k = ANY (ARRAY[5, 77, 1234, 99999]::bigint[])'),
+ (10, 'SELECT count(*) FROM %1$s WHERE k > 1000'),
+ (11, 'SELECT k, v FROM %1$s WHERE k > 1000 AND v %% 7 = 0 ORDER BY k');
+SELECT id, same_plan(q) AS same FROM pqueries ORDER BY id;
+SELECT plan_of(q, 'plan_lsm') FROM pqueries WHERE id IN (1, 7) ORDER BY id;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT id, same_plan(q) AS same FROM pqueries ORDER BY id;
+SELECT plan_of(q, 'plan_lsm') FROM pqueries WHERE id IN (2, 3, 11) ORDER BY id;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_index_scan_size;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+DROP TABLE queries, pqueries, probe1k, probe50k, plan_lsm, plan_bt;
 DROP FUNCTION same_plan(text), plan_of(text, text);

@@ -218,6 +218,22 @@ LsmAmRoutineSetNewerFields(IndexAmRoutine *amroutine)
 }
 
 /*
+ * Parallel index scans: amestimateparallelscan's arguments (none on 15 and
+ * 16; the scan keys' counts on 17; the index too on 18), and where the
+ * AM's part of the shared descriptor is.
+ */
+#if PG_VERSION_NUM >= 180000
+#define LSM_ESTIMATE_PSCAN_ARGS Relation indexRelation, int nkeys, int norderbys
+#define LsmParallelScanTarget(pscan) OffsetToPointer((pscan), (pscan)->ps_offset_am)
+#elif PG_VERSION_NUM >= 170000
+#define LSM_ESTIMATE_PSCAN_ARGS int nkeys, int norderbys
+#define LsmParallelScanTarget(pscan) OffsetToPointer((pscan), (pscan)->ps_offset)
+#else
+#define LSM_ESTIMATE_PSCAN_ARGS void
+#define LsmParallelScanTarget(pscan) OffsetToPointer((pscan), (pscan)->ps_offset)
+#endif
+
+/*
  * Count one index search (a descent from the top, once per rescan): in the
  * statistics, and on PostgreSQL 18 for EXPLAIN ANALYZE's "Index Searches".
  */

@@ -109,7 +109,7 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amstorage = false;
 	amroutine->amclusterable = true;	/* CLUSTER scans with SnapshotAny (doc/impl.md) */
 	amroutine->ampredlocks = false;
-	amroutine->amcanparallel = false;
+	amroutine->amcanparallel = true;	/* lsmscanpar.c */
 	amroutine->amcaninclude = true;	/* values stored after the key (lsmkey.h) */
 	amroutine->amusemaintenanceworkmem = true;
 	amroutine->amparallelvacuumoptions = VACUUM_OPTION_PARALLEL_BULKDEL;
@@ -134,9 +134,9 @@ lsm_handler(PG_FUNCTION_ARGS)
 	amroutine->amendscan = lsmendscan;
 	amroutine->ammarkpos = NULL;
 	amroutine->amrestrpos = NULL;
-	amroutine->amestimateparallelscan = NULL;
-	amroutine->aminitparallelscan = NULL;
-	amroutine->amparallelrescan = NULL;
+	amroutine->amestimateparallelscan = lsmestimateparallelscan;
+	amroutine->aminitparallelscan = lsminitparallelscan;
+	amroutine->amparallelrescan = lsmparallelrescan;
 	LsmAmRoutineSetNewerFields(amroutine);
 
 	PG_RETURN_POINTER(amroutine);

@@ -75,6 +75,10 @@ extern bool lsmgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void lsmendscan(IndexScanDesc scan);
 extern bool lsmcanreturn(Relation index, int attno);
+/* lsmscanpar.c */
+extern Size lsmestimateparallelscan(LSM_ESTIMATE_PSCAN_ARGS);
+extern void lsminitparallelscan(void *target);
+extern void lsmparallelrescan(IndexScanDesc scan);
 
 /* lsmvacuum.c */
 extern IndexBulkDeleteResult *lsmbulkdelete(IndexVacuumInfo *info,

@@ -61,6 +61,8 @@ LsmScanReset(LsmScanOpaque so)
 	so->keys = NULL;
 	so->range.lo = so->range.hi = NULL;
 	so->range.lolen = so->range.hilen = 0;
+	so->pexcl = false;
+	so->pbound = NULL;			/* in scanctx */
 	MemoryContextReset(so->scanctx);
 }
 
@@ -73,6 +75,8 @@ lsmrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	/* this backend's own entries of the index must be in it first */
 	LsmPushPending(scan->indexRelation);
 	LsmScanReset(so);
+	/* set by index_beginscan_parallel after ambeginscan */
+	so->parallel = scan->parallel_scan != NULL;
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey, scan->numberOfKeys * sizeof(ScanKeyData));
 	LsmScanPrepare(scan);
@@ -88,7 +92,18 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (so->empty)
 		return false;
-	if (!so->started)
+	if (!so->started && so->parallel)
+	{
+		/* a parallel scan: its first chunk (or none left) */
+		so->orange = so->range;
+		if (!LsmParallelScanNextChunk(scan, backward))
+		{
+			so->started = so->ended = true;
+			so->backward = backward;
+			return false;
+		}
+	}
+	else if (!so->started)
 	{
 		/* = ANY(array) iterated: backward from its last element */
 		if (so->niter > 0 && backward)
@@ -105,6 +120,11 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		if (so->ended && backward == so->backward)
 			return false;
+		if (so->parallel)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("a parallel scan of lsm index \"%s\" cannot change direction",
+							RelationGetRelationName(scan->indexRelation))));
 		LsmScanTurn(scan, backward);
 	}
 
@@ -114,9 +134,15 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 		{
 			if (LsmScanNextElement(scan, backward))
 				continue;
+			if (so->parallel && LsmParallelScanNextChunk(scan, backward))
+				continue;
 			so->ended = true;
 			return false;
 		}
+		/* the next chunk's first entry (a parallel scan's) */
+		if (so->pexcl && (int) len == so->range.hilen &&
+			memcmp(key, so->range.hi, len) == 0)
+			continue;
 		if (so->skiplast)
 		{
 			so->skiplast = false;

@@ -8,6 +8,8 @@
  *   lsmscanmerge.c  the snapshot (manifest, memtables, pins) and the merging
  *                   iterator fed from memtables and runs (LsmScanStart,
  *                   LsmScanNext, LsmScanTurn);
+ *   lsmscanpar.c    parallel scans: split keys, chunks claimed by the
+ *                   participants (LsmParallelScanNextChunk);
  *   lsmtuple.c      per-entry fast paths for fixed-width columns: an
  *                   entry's shape, and one reused index tuple
  *                   (LsmTupleFormer).
@@ -145,6 +147,11 @@ typedef struct LsmScanOpaqueData
 	int			nruns;
 	LsmRunCursor *cursors;
 	int64		nreturned;
+	/* a participant of a parallel scan (lsmscanpar.c): the chunk it scans */
+	bool		parallel;		/* scan->parallel_scan is set */
+	bool		pexcl;			/* the chunk ends before range.hi: skip an
+								 * entry equal to it */
+	uint8	   *pbound;			/* copies of the chunk's bounds, in scanctx */
 	/* equality on leading columns: bloom filters apply */
 	Relation	index;
 	int			eq_cols;
@@ -208,6 +215,9 @@ extern void LsmScanTurn(IndexScanDesc scan, bool backward);
 extern void LsmScanTally(LsmScanOpaque so);
 LSM_NORETURN extern void LsmScanReportMalformed(IndexScanDesc scan, const uint8 *key,
 								   int len);
+
+/* lsmscanpar.c */
+extern bool LsmParallelScanNextChunk(IndexScanDesc scan, bool backward);
 
 /* lsmtuple.c */
 /* Set f up for index with key descriptor desc; allocates in the current context. */
