@@ -132,9 +132,9 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 	{
 		if (!LsmScanNext(scan, &scan->xs_heaptid, &key, &len))
 		{
-			if (LsmScanNextElement(scan, backward))
-				continue;
-			if (so->parallel && LsmParallelScanNextChunk(scan, backward))
+			/* (a parallel scan's chunk is one combination of elements) */
+			if (so->parallel ? LsmParallelScanNextChunk(scan, backward)
+				: LsmScanNextElement(scan, backward))
 				continue;
 			so->ended = true;
 			return false;

@@ -27,8 +27,12 @@
  * lower bound is the merge's inclusive lo; its upper bound is the merge's
  * hi (a whole entry as hi admits the entries <= it), and the entry equal to
  * it is skipped (it is the first of the next chunk).  Split keys are strictly inside the scan's range, so chunk
- * bounds only narrow it.  A scan that iterates = ANY elements is one chunk:
- * the first participant to claim it runs it as a serial scan would.
+ * bounds only narrow it.
+ *
+ * A scan that iterates the elements of = ANY (lsmscankeys.c) needs no split
+ * keys: its chunks are the combinations of elements, in index order (the
+ * last column's element changing fastest), each a range of its own, as the
+ * serial scan takes them one after the other.
  */
 #include "postgres.h"
 
@@ -46,7 +50,7 @@
 /* chunks a scan aims at (they are claimed one by one: the tail is short) */
 #define LSM_PSCAN_TARGET_CHUNKS		64
 /* at most this many split keys, of at most this many bytes in all */
-#define LSM_PSCAN_MAX_SPLITS		255
+#define LSM_PSCAN_MAX_SPLITS		127
 #define LSM_PSCAN_SPLIT_BYTES		(32 * 1024)
 
 typedef enum LsmPscanState
@@ -62,7 +66,7 @@ typedef struct LsmParallelScanData
 	slock_t		mutex;			/* protects state */
 	LsmPscanState state;
 	ConditionVariable cv;		/* signalled when state becomes READY */
-	pg_atomic_uint32 next;		/* chunks claimed so far */
+	pg_atomic_uint64 next;		/* chunks claimed so far */
 	int			nsplits;		/* chunks: nsplits + 1 */
 	uint32		off[LSM_PSCAN_MAX_SPLITS + 1];	/* split i is data[off[i],
 												 * off[i+1]) */
@@ -87,7 +91,7 @@ lsminitparallelscan(void *target)
 	SpinLockInit(&ps->mutex);
 	ps->state = LSM_PSCAN_INIT;
 	ConditionVariableInit(&ps->cv);
-	pg_atomic_init_u32(&ps->next, 0);
+	pg_atomic_init_u64(&ps->next, 0);
 	ps->nsplits = 0;
 	ps->off[0] = 0;
 }
@@ -101,7 +105,7 @@ lsmparallelrescan(IndexScanDesc scan)
 	SpinLockAcquire(&ps->mutex);
 	ps->state = LSM_PSCAN_INIT;
 	SpinLockRelease(&ps->mutex);
-	pg_atomic_write_u32(&ps->next, 0);
+	pg_atomic_write_u64(&ps->next, 0);
 	ps->nsplits = 0;
 	ps->off[0] = 0;
 }
@@ -416,13 +420,10 @@ LsmPscanReady(IndexScanDesc scan)
 	{
 		LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 
-		/* = ANY elements iterated: one chunk (its claimer runs the scan) */
-		if (so->niter > 0)
-		{
-			ps->nsplits = 0;
-			ps->off[0] = 0;
-		}
-		else
+		/* (= ANY elements iterated: the chunks are their combinations) */
+		ps->nsplits = 0;
+		ps->off[0] = 0;
+		if (so->niter == 0)
 			LsmPscanComputeSplits(scan, ps);	/* an ERROR ends the query */
 		SpinLockAcquire(&ps->mutex);
 		ps->state = LSM_PSCAN_READY;
@@ -445,6 +446,26 @@ LsmPscanReady(IndexScanDesc scan)
 	return ps;
 }
 
+/* Chunks of a scan that iterates = ANY elements: their combinations. */
+static uint64
+LsmPscanCombinations(LsmScanOpaque so)
+{
+	uint64		n = 1;
+
+	for (int j = 0; j < so->niter; j++)
+	{
+		uint64		e = (uint64) so->keys[so->iterkeys[j]].nelems;
+
+		if (e != 0 && n > PG_INT64_MAX / e)
+			ereport(ERROR,
+					(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+					 errmsg("too many combinations of = ANY elements for a parallel scan of lsm index \"%s\"",
+							RelationGetRelationName(so->index))));
+		n *= e;
+	}
+	return n;
+}
+
 /*
  * Claim the next chunk of a parallel scan and start a snapshot over it;
  * false when every chunk is claimed.  The first call waits for the split
@@ -455,13 +476,13 @@ LsmParallelScanNextChunk(IndexScanDesc scan, bool backward)
 {
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 	LsmParallelScan ps = LsmPscanReady(scan);
-	uint32		claim = pg_atomic_fetch_add_u32(&ps->next, 1);
-	int			nchunks = ps->nsplits + 1;
-	int			c;
+	uint64		nchunks = so->niter > 0 ? LsmPscanCombinations(so) : (uint64) ps->nsplits + 1;
+	uint64		claim = pg_atomic_fetch_add_u64(&ps->next, 1);
+	uint64		c;
 
-	if (claim >= (uint32) nchunks)
+	if (claim >= nchunks)
 		return false;
-	c = backward ? nchunks - 1 - (int) claim : (int) claim;
+	c = backward ? nchunks - 1 - claim : claim;
 	if (so->snapctx != NULL)
 	{
 		LsmScanTally(so);
@@ -471,17 +492,19 @@ LsmParallelScanNextChunk(IndexScanDesc scan, bool backward)
 		so->nruns = 0;
 	}
 	so->skiplast = false;
+	so->pexcl = false;
 	if (so->niter > 0)
 	{
-		/* the whole scan, element by element (lsmgettuple's serial start) */
-		if (backward)
+		/* combination c: the last column's element changing fastest */
+		for (int j = so->niter - 1; j >= 0; j--)
 		{
-			for (int j = 0; j < so->niter; j++)
-				so->curelems[j] = so->keys[so->iterkeys[j]].nelems - 1;
-			LsmScanSetRange(scan);
+			int			n = so->keys[so->iterkeys[j]].nelems;
+
+			so->curelems[j] = (int) (c % (uint64) n);
+			c /= (uint64) n;
 		}
+		LsmScanSetRange(scan);
 		so->orange = so->range;
-		so->pexcl = false;
 		LsmScanStart(scan, backward);
 		LsmCountIndexSearch(scan);
 		return true;
