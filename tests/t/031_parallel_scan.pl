@@ -241,7 +241,7 @@ check('text DESC range, index-only',
 	qr/Gather.*Parallel Index Only Scan using t_sk/s);
 check('text DESC, second column filtered', "SELECT count(*), sum(k) FROM t WHERE s < 'e' AND k < 100000",
 	"SELECT count(*), sum(k) FROM b WHERE s < 'e' AND k < 100000",
-	qr/Index Only Scan using t_sk/, set => 'SET enable_indexscan = off;');
+	qr/Index (Only )?Scan using t_sk/);
 check('IS NULL', 'SELECT count(*), sum(v) FROM t WHERE s IS NULL',
 	'SELECT count(*), sum(v) FROM b WHERE s IS NULL', qr/Index (Only )?Scan using t_sk/);
 check('IS NOT NULL', 'SELECT count(*), sum(k) FROM t WHERE s IS NOT NULL',
