@@ -20,7 +20,7 @@
 #   LSM_PG=15,17,18                            # the same as --pg (CI sets it)
 #   LSM_PG17_FULL=1                            # with --pg 15,17,18: the whole suite
 #                                              # on 17 (default: regress, pgTAP, the
-#                                              # differential, crash, upgrade, parallel build TAP
+#                                              # differential, crash, upgrade, parallel build and scan TAP
 #                                              # files; --long runs it whole)
 #   LSM_TAP_FILES="002 004"                    # the TAP stage runs only these files
 #   LSM_JOBS=N                                 # the same as --jobs N
@@ -144,7 +144,7 @@ done
 # The TAP files of 17 in a run of several versions, unless --long or
 # LSM_PG17_FULL=1: the differential, crash and upgrade files, and the
 # parallel build (from 17 the server plans lsm's build workers itself).
-LSM_PG17_CI_TAP=${LSM_PG17_CI_TAP:-"002_crash 004_differential 007_recovery 012_upgrade 030_parallel_build"}
+LSM_PG17_CI_TAP=${LSM_PG17_CI_TAP:-"002_crash 004_differential 007_recovery 012_upgrade 030_parallel_build 031_parallel_scan"}
 if [ ${#VERSIONS[@]} -gt 1 ]; then
 	# One run of this script per version; the counts are summed.
 	total_pass=0 total_fail=0 lines=()

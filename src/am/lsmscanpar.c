@@ -392,8 +392,8 @@ LsmPscanComputeSplits(IndexScanDesc scan, LsmParallelScan ps)
 		ps->off[j + 1] = ps->off[j] + (uint32) k->len;
 	}
 	ps->nsplits = take;
-	elog(DEBUG1, "lsm parallel scan of \"%s\": %d chunks, split at separators of %d runs of level %d",
-		 RelationGetRelationName(index), take + 1, nused, Max(best, 0));
+	elog(DEBUG1, "lsm parallel scan of \"%s\": %d chunks, split keys from %d run%s of level %d",
+		 RelationGetRelationName(index), take + 1, nused, nused == 1 ? "" : "s", Max(best, 0));
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
 }

@@ -212,7 +212,7 @@ check('pieces count/sum', 'SELECT count(*), sum(v) FROM p WHERE k BETWEEN 123456
 	cmp_ok($chunks // 0, '>=', 16, 'the range was split into chunks') or diag($err);
 	($rc, $out, $err) = $node->psql('postgres',
 		"$force SET client_min_messages = debug1; SELECT count(*) FROM p WHERE k > 5000");
-	like($err, qr/lsm parallel scan of "p_k": \d+ chunks, split at separators of ([2-9]|\d\d+) runs of level/,
+	like($err, qr/lsm parallel scan of "p_k": \d+ chunks, split keys from ([2-9]|\d\d+) runs of level/,
 		'p_k: split keys from each piece of its last level');
 }
 
