@@ -63,6 +63,7 @@ LsmScanReset(LsmScanOpaque so)
 	so->range.lolen = so->range.hilen = 0;
 	so->pexcl = false;
 	so->pbound = NULL;			/* in scanctx */
+	so->pchunks = 0;
 	MemoryContextReset(so->scanctx);
 }
 

@@ -152,6 +152,7 @@ typedef struct LsmScanOpaqueData
 	bool		pexcl;			/* the chunk ends before range.hi: skip an
 								 * entry equal to it */
 	uint8	   *pbound;			/* copies of the chunk's bounds, in scanctx */
+	int64		pchunks;		/* chunks of key ranges it scanned */
 	/* equality on leading columns: bloom filters apply */
 	Relation	index;
 	int			eq_cols;

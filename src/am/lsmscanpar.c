@@ -38,7 +38,6 @@
 
 #include "access/relscan.h"
 #include "miscadmin.h"
-#include "port/atomics.h"
 #include "storage/condition_variable.h"
 #include "storage/spin.h"
 #include "utils/memutils.h"
@@ -63,10 +62,12 @@ typedef enum LsmPscanState
 /* The shared state of one parallel lsm scan, in the parallel query's DSM. */
 typedef struct LsmParallelScanData
 {
-	slock_t		mutex;			/* protects state */
+	slock_t		mutex;			/* protects state and next */
 	LsmPscanState state;
 	ConditionVariable cv;		/* signalled when state becomes READY */
-	pg_atomic_uint64 next;		/* chunks claimed so far */
+	uint64		next;			/* chunks claimed so far (a plain counter
+								 * under the spinlock: a 64-bit atomic need
+								 * not be aligned in the DSM everywhere) */
 	int			nsplits;		/* chunks: nsplits + 1 */
 	uint32		off[LSM_PSCAN_MAX_SPLITS + 1];	/* split i is data[off[i],
 												 * off[i+1]) */
@@ -91,7 +92,7 @@ lsminitparallelscan(void *target)
 	SpinLockInit(&ps->mutex);
 	ps->state = LSM_PSCAN_INIT;
 	ConditionVariableInit(&ps->cv);
-	pg_atomic_init_u64(&ps->next, 0);
+	ps->next = 0;
 	ps->nsplits = 0;
 	ps->off[0] = 0;
 }
@@ -104,8 +105,8 @@ lsmparallelrescan(IndexScanDesc scan)
 
 	SpinLockAcquire(&ps->mutex);
 	ps->state = LSM_PSCAN_INIT;
+	ps->next = 0;
 	SpinLockRelease(&ps->mutex);
-	pg_atomic_write_u64(&ps->next, 0);
 	ps->nsplits = 0;
 	ps->off[0] = 0;
 }
@@ -168,6 +169,7 @@ LsmPscanRunSeparators(Relation index, const LsmRunRef *ref, const LsmRange *r,
 	LsmRunCacheEntry *e = LsmRunCacheGet(index, ref);
 	LsmPscanNode *nodes;
 	int			nnodes = 1;
+	uint32		want_level = 0; /* the level the nodes must have (0: any) */
 
 	LsmRunCacheHeader(index, e);
 	nodes = palloc(sizeof(LsmPscanNode));
@@ -182,6 +184,7 @@ LsmPscanRunSeparators(Relation index, const LsmRunRef *ref, const LsmRange *r,
 		LsmPscanNode *children = NULL;
 		int			maxchildren = 0;
 
+		CHECK_FOR_INTERRUPTS();
 		/* count this level's separators inside the range */
 		for (int i = 0; i < nnodes; i++)
 		{
@@ -202,6 +205,11 @@ LsmPscanRunSeparators(Relation index, const LsmRunRef *ref, const LsmRange *r,
 				if (LsmPscanInside(r, key, klen))
 					inside++;
 			}
+			/* each level one below the last: a cycle never ends otherwise */
+			if (want_level != 0 && level != want_level)
+				LsmReportCorruption(index, ref->start,
+									"A fence page of run %u at level %u has a child at level %u.",
+									ref->run_id, want_level + 1, level);
 		}
 		if (inside >= want || level <= 1)
 		{
@@ -283,6 +291,7 @@ LsmPscanRunSeparators(Relation index, const LsmRunRef *ref, const LsmRange *r,
 			return;
 		nodes = children;
 		nnodes = nchildren;
+		want_level = level - 1;
 	}
 }
 
@@ -477,8 +486,12 @@ LsmParallelScanNextChunk(IndexScanDesc scan, bool backward)
 	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
 	LsmParallelScan ps = LsmPscanReady(scan);
 	uint64		nchunks = so->niter > 0 ? LsmPscanCombinations(so) : (uint64) ps->nsplits + 1;
-	uint64		claim = pg_atomic_fetch_add_u64(&ps->next, 1);
+	uint64		claim;
 	uint64		c;
+
+	SpinLockAcquire(&ps->mutex);
+	claim = ps->next++;
+	SpinLockRelease(&ps->mutex);
 
 	if (claim >= nchunks)
 		return false;
@@ -531,6 +544,8 @@ LsmParallelScanNextChunk(IndexScanDesc scan, bool backward)
 		so->range.hilen = (int) len;
 	}
 	LsmScanStart(scan, backward);
-	LsmCountIndexSearch(scan);
+	/* one search per participant in the statistics, not one per chunk */
+	if (so->pchunks++ == 0)
+		LsmCountIndexSearch(scan);
 	return true;
 }
