@@ -18,7 +18,8 @@
 #      force_parallel_mode (the whole plan in a worker);
 #   4. while a session inserts into both tables (the same rows in the same
 #      transaction), deletes, flushes and the workers merge, every parallel
-#      answer in a REPEATABLE READ snapshot is btree's in the same snapshot.
+#      answer in a REPEATABLE READ snapshot is btree's in the same snapshot;
+#   5. a parallel scan on a hot standby answers as the primary.
 # LSM_PSCAN_SEED picks the random ranges (default 31).
 use strict;
 use warnings;
@@ -34,7 +35,7 @@ srand($seed);
 note("seed $seed (LSM_PSCAN_SEED)");
 
 my $node = PostgreSQL::Test::Cluster->new('parscan');
-$node->init(extra => [ initdb_args() ]);
+$node->init(allows_streaming => 1, extra => [ initdb_args() ]);
 $node->append_conf(
 	'postgresql.conf', q{
 shared_preload_libraries = 'lsm_am'
@@ -42,6 +43,10 @@ autovacuum = off
 max_worker_processes = 16
 max_parallel_workers = 8
 max_parallel_workers_per_gather = 2
+# (allows_streaming sets 1MB and 128MB, for many small clusters)
+shared_buffers = '128MB'
+max_wal_size = '1GB'
+max_connections = 20
 });
 $node->start;
 sub sql { return $node->safe_psql('postgres', $_[0]); }
@@ -371,6 +376,24 @@ END $$;
 	is(sql("SELECT count(*) FROM t"), sql("SELECT count(*) FROM b"), 'the writer finished: same row counts');
 	check('after the writes', 'SELECT count(*), sum(v) FROM t WHERE k BETWEEN 1000 AND 120000',
 		'SELECT count(*), sum(v) FROM b WHERE k BETWEEN 1000 AND 120000', $par);
+}
+
+# -------------------------------------------- 5. on a hot standby
+# (index-only scans are off there; plain parallel scans of the replayed
+# index, its runs and its memtable rebuilt from the log)
+{
+	$node->backup('pbackup');
+	my $standby = PostgreSQL::Test::Cluster->new('parscan_standby');
+	$standby->init_from_backup($node, 'pbackup', has_streaming => 1);
+	$standby->start;
+	sql("SELECT add_rows(2000, 2000000)");
+	wait_catchup($node, $standby);
+	my $q = 'SELECT count(*), sum(v) FROM t WHERE k BETWEEN 5000 AND 190000';
+	my $plan = $standby->safe_psql('postgres', "$force EXPLAIN (COSTS OFF) $q");
+	like($plan, $par, 'standby: a parallel plan') or diag($plan);
+	is($standby->safe_psql('postgres', "$force $q"), sql("$indexes SET max_parallel_workers_per_gather = 0; " . ($q =~ s/FROM t /FROM b /r)),
+		"standby: the parallel scan's answer is the primary's btree's");
+	$standby->stop;
 }
 
 for my $idx ('t_k', 't_sk', 'p_k')
