@@ -109,7 +109,8 @@ LsmScanTally(LsmScanOpaque so)
 				falsepos++;
 		}
 	}
-	if (so->eq_cols > 0)
+	/* (a parallel scan's chunks of one range are one lookup) */
+	if (so->eq_cols > 0 && so->pchunks <= 1)
 		pg_atomic_fetch_add_u64(&slot->lookups, 1);
 	pg_atomic_fetch_add_u64(&slot->filter_probes, probes);
 	pg_atomic_fetch_add_u64(&slot->filter_negatives, negatives);
