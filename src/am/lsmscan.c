@@ -246,11 +246,7 @@ LsmScanNextElement(IndexScanDesc scan, bool backward)
 			so->curelems[j] = backward ? 0 : so->keys[so->iterkeys[j]].nelems - 1;
 		return false;
 	}
-	LsmScanTally(so);
-	MemoryContextDelete(so->snapctx);	/* LsmScanFreeCore: iterator, pins */
-	so->snapctx = NULL;
-	so->cursors = NULL;
-	so->nruns = 0;
+	LsmScanEndSnapshot(so);
 	so->skiplast = false;
 	LsmScanSetRange(scan);
 	so->orange = so->range;

@@ -214,6 +214,7 @@ extern bool LsmScanNext(IndexScanDesc scan, ItemPointer tid,
 						const uint8 **keyp, size_t *lenp);
 extern void LsmScanTurn(IndexScanDesc scan, bool backward);
 extern void LsmScanTally(LsmScanOpaque so);
+extern void LsmScanEndSnapshot(LsmScanOpaque so);
 LSM_NORETURN extern void LsmScanReportMalformed(IndexScanDesc scan, const uint8 *key,
 								   int len);
 

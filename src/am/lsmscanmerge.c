@@ -269,6 +269,20 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * End the scan's snapshot (iterator, cursors, memtable pins) before another
+ * is taken over a new range, its lookup counters added to the slot's.
+ */
+void
+LsmScanEndSnapshot(LsmScanOpaque so)
+{
+	LsmScanTally(so);
+	MemoryContextDelete(so->snapctx);	/* LsmScanFreeCore: iterator, pins */
+	so->snapctx = NULL;
+	so->cursors = NULL;
+	so->nruns = 0;
+}
+
 /* ERROR for a malformed entry the merge just returned, naming its page. */
 void
 LsmScanReportMalformed(IndexScanDesc scan, const uint8 *key, int len)

@@ -26,8 +26,8 @@
  * A chunk runs from one split key (included) to the next (excluded): its
  * lower bound is the merge's inclusive lo; its upper bound is the merge's
  * hi (a whole entry as hi admits the entries <= it), and the entry equal to
- * it is skipped (it is the first of the next chunk).  Split keys are strictly inside the scan's range, so chunk
- * bounds only narrow it.
+ * it is skipped (it is the first of the next chunk).  Split keys are
+ * strictly inside the scan's range, so chunk bounds only narrow it.
  *
  * A scan that iterates the elements of = ANY (lsmscankeys.c) needs no split
  * keys: its chunks are the combinations of elements, in index order (the
@@ -156,6 +156,24 @@ typedef struct LsmPscanNode
 } LsmPscanNode;
 
 /*
+ * Entry j of a fence block (node): false past its last (*n and *level are
+ * set then too); a malformed block is reported as corruption.
+ */
+static bool
+LsmPscanFenceEntry(Relation index, const LsmRunRef *ref, const LsmPscanNode *node,
+				   size_t j, size_t *n, uint32 *level, const uint8 **key, size_t *klen,
+				   uint32 *child)
+{
+	LsmStatus	st = lsm_fence_entry(node->content, node->len, node->is_header, j, n,
+									 level, key, klen, child);
+
+	if (st == LSM_END)
+		return false;
+	LsmCheckStatus(index, st, ref->start, "reading a fence block");
+	return true;
+}
+
+/*
  * Add about want separators of run ref inside range r to keys (copied into
  * the current memory context): those of the shallowest level of its fence
  * tree that has want of them inside the range, or of the deepest (whose
@@ -178,32 +196,34 @@ LsmPscanRunSeparators(Relation index, const LsmRunRef *ref, const LsmRange *r,
 	nodes[0].is_header = true;
 	for (;;)
 	{
-		int			inside = 0;
-		int			nchildren = 0;
+		int			first = *nkeys; /* this level's keys are added after it */
 		uint32		level = 0;
 		LsmPscanNode *children = NULL;
+		int			nchildren = 0;
 		int			maxchildren = 0;
+		const uint8 *key;
+		size_t		klen;
+		uint32		child;
+		size_t		n;
 
 		CHECK_FOR_INTERRUPTS();
-		/* count this level's separators inside the range */
+		/* this level's separators inside the range */
 		for (int i = 0; i < nnodes; i++)
 		{
-			size_t		n = 0;
-
-			for (size_t j = 0;; j++)
+			for (size_t j = 0;
+				 LsmPscanFenceEntry(index, ref, &nodes[i], j, &n, &level, &key, &klen, &child);
+				 j++)
 			{
-				const uint8 *key;
-				size_t		klen;
-				uint32		child;
-				LsmStatus	st = lsm_fence_entry(nodes[i].content, nodes[i].len,
-												 nodes[i].is_header, j, &n, &level,
-												 &key, &klen, &child);
-
-				if (st == LSM_END)
-					break;
-				LsmCheckStatus(index, st, ref->start, "reading a fence block");
-				if (LsmPscanInside(r, key, klen))
-					inside++;
+				if (!LsmPscanInside(r, key, klen))
+					continue;
+				if (*nkeys == *maxkeys)
+				{
+					*maxkeys *= 2;
+					*keys = repalloc(*keys, sizeof(LsmPscanKey) * *maxkeys);
+				}
+				(*keys)[*nkeys].key = memcpy(palloc(klen), key, klen);
+				(*keys)[*nkeys].len = klen;
+				(*nkeys)++;
 			}
 			/* each level one below the last: a cycle never ends otherwise */
 			if (want_level != 0 && level != want_level)
@@ -211,65 +231,30 @@ LsmPscanRunSeparators(Relation index, const LsmRunRef *ref, const LsmRange *r,
 									"A fence page of run %u at level %u has a child at level %u.",
 									ref->run_id, want_level + 1, level);
 		}
-		if (inside >= want || level <= 1)
-		{
-			for (int i = 0; i < nnodes; i++)
-			{
-				size_t		n = 0;
-
-				for (size_t j = 0;; j++)
-				{
-					const uint8 *key;
-					size_t		klen;
-					uint32		child;
-
-					if (lsm_fence_entry(nodes[i].content, nodes[i].len, nodes[i].is_header,
-										j, &n, &level, &key, &klen, &child) != LSM_OK)
-						break;
-					if (!LsmPscanInside(r, key, klen))
-						continue;
-					if (*nkeys == *maxkeys)
-					{
-						*maxkeys *= 2;
-						*keys = repalloc(*keys, sizeof(LsmPscanKey) * *maxkeys);
-					}
-					(*keys)[*nkeys].key = memcpy(palloc(klen), key, klen);
-					(*keys)[*nkeys].len = klen;
-					(*nkeys)++;
-				}
-			}
+		if (*nkeys - first >= want || level <= 1)
 			return;
-		}
+		*nkeys = first;			/* too few: go one level down */
 
 		/*
-		 * Too few: the children whose subtree meets the range, one level
-		 * down.  Child j covers [sep j, sep j+1); the last child of a node
-		 * is kept (its end is in the next node).
+		 * The children whose subtree meets the range.  Child j covers [sep
+		 * j, sep j+1); the last child of a node is kept (its end is in the
+		 * next node).
 		 */
 		for (int i = 0; i < nnodes; i++)
 		{
-			size_t		n = 0;
-
-			for (size_t j = 0;; j++)
+			for (size_t j = 0;
+				 LsmPscanFenceEntry(index, ref, &nodes[i], j, &n, &level, &key, &klen, &child);
+				 j++)
 			{
-				const uint8 *key;
-				size_t		klen;
-				uint32		child;
-				const uint8 *next = NULL;
-				size_t		nextlen = 0;
-				uint32		nextchild;
+				const uint8 *next;
+				size_t		nextlen;
 				uint32		lvl;
+				uint32		nextchild;
 
-				if (lsm_fence_entry(nodes[i].content, nodes[i].len, nodes[i].is_header,
-									j, &n, &level, &key, &klen, &child) != LSM_OK)
-					break;
-				if (j + 1 < n &&
-					lsm_fence_entry(nodes[i].content, nodes[i].len, nodes[i].is_header,
-									j + 1, &n, &lvl, &next, &nextlen,
-									&nextchild) != LSM_OK)
-					next = NULL;
 				/* entirely below the range, or beyond it */
-				if (next != NULL && r->lo != NULL &&
+				if (r->lo != NULL && j + 1 < n &&
+					LsmPscanFenceEntry(index, ref, &nodes[i], j + 1, &n, &lvl, &next,
+									   &nextlen, &nextchild) &&
 					LsmPscanKeyCmp(next, nextlen, r->lo, r->lolen) <= 0)
 					continue;
 				if (r->hi != NULL && memcmp(key, r->hi, Min(klen, (size_t) r->hilen)) > 0)
@@ -497,13 +482,7 @@ LsmParallelScanNextChunk(IndexScanDesc scan, bool backward)
 		return false;
 	c = backward ? nchunks - 1 - claim : claim;
 	if (so->snapctx != NULL)
-	{
-		LsmScanTally(so);
-		MemoryContextDelete(so->snapctx);	/* LsmScanFreeCore: iterator, pins */
-		so->snapctx = NULL;
-		so->cursors = NULL;
-		so->nruns = 0;
-	}
+		LsmScanEndSnapshot(so);
 	so->skiplast = false;
 	so->pexcl = false;
 	if (so->niter > 0)
