@@ -111,24 +111,13 @@ lsmparallelrescan(IndexScanDesc scan)
 	ps->off[0] = 0;
 }
 
-/* The core's key order: memcmp, a proper prefix first. */
-static int
-LsmPscanKeyCmp(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	if (c != 0)
-		return c;
-	return (alen > blen) - (alen < blen);
-}
-
 /* Is key strictly inside the range: above lo, not beyond the prefix hi? */
 static bool
 LsmPscanInside(const LsmRange *r, const uint8 *key, size_t klen)
 {
-	if (r->lo != NULL && LsmPscanKeyCmp(key, klen, r->lo, r->lolen) <= 0)
+	if (r->lo != NULL && LsmKeyCmp(key, klen, r->lo, r->lolen) <= 0)
 		return false;
-	if (r->hi != NULL && memcmp(key, r->hi, Min(klen, (size_t) r->hilen)) > 0)
+	if (LsmKeyBeyondHi(r, key, klen))
 		return false;
 	return true;
 }
@@ -145,7 +134,7 @@ LsmPscanKeySort(const void *a, const void *b)
 	const LsmPscanKey *x = a;
 	const LsmPscanKey *y = b;
 
-	return LsmPscanKeyCmp(x->key, x->len, y->key, y->len);
+	return LsmKeyCmp(x->key, x->len, y->key, y->len);
 }
 
 typedef struct LsmPscanNode
@@ -255,9 +244,9 @@ LsmPscanRunSeparators(Relation index, const LsmRunRef *ref, const LsmRange *r,
 				if (r->lo != NULL && j + 1 < n &&
 					LsmPscanFenceEntry(index, ref, &nodes[i], j + 1, &n, &lvl, &next,
 									   &nextlen, &nextchild) &&
-					LsmPscanKeyCmp(next, nextlen, r->lo, r->lolen) <= 0)
+					LsmKeyCmp(next, nextlen, r->lo, r->lolen) <= 0)
 					continue;
-				if (r->hi != NULL && memcmp(key, r->hi, Min(klen, (size_t) r->hilen)) > 0)
+				if (LsmKeyBeyondHi(r, key, klen))
 					break;
 				if (nchildren == maxchildren)
 				{
@@ -364,7 +353,7 @@ LsmPscanComputeSplits(IndexScanDesc scan, LsmParallelScan ps)
 		int			m = 0;
 
 		for (int i = 0; i < nkeys; i++)
-			if (m == 0 || LsmPscanKeyCmp(keys[m - 1].key, keys[m - 1].len,
+			if (m == 0 || LsmKeyCmp(keys[m - 1].key, keys[m - 1].len,
 										 keys[i].key, keys[i].len) != 0)
 				keys[m++] = keys[i];
 		nkeys = m;

@@ -388,6 +388,27 @@ typedef struct LsmRange
 	int			hilen;
 } LsmRange;
 
+/* The core's key order: memcmp, a proper prefix first (slice.h's CompareKeys). */
+static inline int
+LsmKeyCmp(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * Is key beyond the range's prefix upper bound (its first min(klen, hilen)
+ * bytes greater than hi's; slice.h's BeyondPrefixUpper)?  False without hi.
+ */
+static inline bool
+LsmKeyBeyondHi(const LsmRange *range, const uint8 *key, size_t klen)
+{
+	return range->hi != NULL && memcmp(key, range->hi, Min(klen, (size_t) range->hilen)) > 0;
+}
+
 extern void LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref);
 extern void LsmFeedRun(Relation index, LsmMerge *m, int src, LsmRunCursor *c,
 					   bool backward, const LsmRange *range);

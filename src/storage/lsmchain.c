@@ -29,24 +29,13 @@ typedef struct LsmChainRun
 	size_t		maxlen;
 } LsmChainRun;
 
-/* memcmp order, shorter first on a common prefix (the core's key order). */
-static int
-LsmChainKeyCmp(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	if (c != 0)
-		return c;
-	return (alen > blen) - (alen < blen);
-}
-
 static int
 LsmChainRunCmp(const void *a, const void *b)
 {
 	const LsmChainRun *x = (const LsmChainRun *) a;
 	const LsmChainRun *y = (const LsmChainRun *) b;
 
-	return LsmChainKeyCmp(x->min, x->minlen, y->min, y->minlen);
+	return LsmKeyCmp(x->min, x->minlen, y->min, y->minlen);
 }
 
 /*
@@ -166,7 +155,7 @@ LsmChainMemoGet(Relation index, const LsmRunRef *runs, int nruns)
 			continue;
 		qsort(lv, k, sizeof(LsmChainRun), LsmChainRunCmp);
 		for (int j = 0; j + 1 < k && disjoint; j++)
-			if (LsmChainKeyCmp(lv[j].max, lv[j].maxlen, lv[j + 1].min, lv[j + 1].minlen) >= 0)
+			if (LsmKeyCmp(lv[j].max, lv[j].maxlen, lv[j + 1].min, lv[j + 1].minlen) >= 0)
 				disjoint = false;
 		if (!disjoint)
 			continue;
@@ -199,14 +188,13 @@ LsmChainBelow(const LsmChainRun *b, const LsmRange *range)
 {
 	/* as LsmRunCursorStart skips a run by key range */
 	return range != NULL && range->lo != NULL && b->max != NULL &&
-		LsmChainKeyCmp(b->max, b->maxlen, range->lo, range->lolen) < 0;
+		LsmKeyCmp(b->max, b->maxlen, range->lo, range->lolen) < 0;
 }
 
 static bool
 LsmChainAbove(const LsmChainRun *b, const LsmRange *range)
 {
-	return range != NULL && range->hi != NULL && b->min != NULL &&
-		memcmp(b->min, range->hi, Min(b->minlen, (size_t) range->hilen)) > 0;
+	return range != NULL && b->min != NULL && LsmKeyBeyondHi(range, b->min, b->minlen);
 }
 
 /*

@@ -77,17 +77,6 @@ LsmPrefixSuccessor(const uint8 *p, int len, uint8 *out, int *outlen)
 	return true;
 }
 
-/* memcmp order, shorter first on a common prefix. */
-static int
-LsmKeyCmp(const uint8 *a, size_t alen, const uint8 *b, size_t blen)
-{
-	int			c = memcmp(a, b, Min(alen, blen));
-
-	if (c != 0)
-		return c;
-	return (alen > blen) - (alen < blen);
-}
-
 void
 LsmRunCursorInit(LsmRunCursor *c, const LsmRunRef *ref)
 {
@@ -101,8 +90,7 @@ LsmRunOutsideRange(const LsmRunHeader *hdr, const LsmRange *range)
 {
 	if (range->lo && LsmKeyCmp(hdr->max_key, hdr->max_key_len, range->lo, range->lolen) < 0)
 		return true;
-	if (range->hi &&
-		memcmp(hdr->min_key, range->hi, Min(hdr->min_key_len, (size_t) range->hilen)) > 0)
+	if (LsmKeyBeyondHi(range, hdr->min_key, hdr->min_key_len))
 		return true;
 	return false;
 }
