@@ -69,7 +69,99 @@ bench_cleanup() {
 		fi
 		rm -rf "$BENCH_SCRATCH"
 	fi
+	bench_cgroup_remove
 	exit "$rc"
+}
+
+# ------------------------------------------------------------ memory caps
+# bench_cgroup_make NAME MIB: a memory cgroup that caps its processes at MIB
+# MiB, page cache included (cgroup v1: memory.limit_in_bytes under
+# /sys/fs/cgroup/memory; v2: memory.max, swap off, under /sys/fs/cgroup with
+# the memory controller enabled for children).  Sets BENCH_CGROUP (its
+# directory), BENCH_CGROUP_VERSION, and LSM_CLUSTER_CGROUP_PROCS, so that
+# cluster_start / cluster_pg_start start the server inside it.  Returns 1
+# with the reason in BENCH_CGROUP_WHY when no cgroup can be made here.
+bench_cgroup_make() {
+	local name=$1 mib=$2 root bytes
+	bytes=$((mib * 1048576))
+	BENCH_CGROUP= BENCH_CGROUP_WHY=
+	if [ "$(stat -fc %T /sys/fs/cgroup 2>/dev/null)" = cgroup2fs ]; then
+		root=/sys/fs/cgroup
+		BENCH_CGROUP_VERSION=2
+		grep -qw memory "$root/cgroup.controllers" 2>/dev/null ||
+			{ BENCH_CGROUP_WHY="cgroup v2 without the memory controller"; return 1; }
+		grep -qw memory "$root/cgroup.subtree_control" 2>/dev/null ||
+			echo +memory >"$root/cgroup.subtree_control" 2>/dev/null ||
+			{ BENCH_CGROUP_WHY="cannot enable the memory controller in $root/cgroup.subtree_control"; return 1; }
+		BENCH_CGROUP=$root/lsm_bench_${name}_$$
+		mkdir "$BENCH_CGROUP" 2>/dev/null && echo "$bytes" >"$BENCH_CGROUP/memory.max" 2>/dev/null ||
+			{ BENCH_CGROUP_WHY="$root is not writable"; rmdir "$BENCH_CGROUP" 2>/dev/null; BENCH_CGROUP=; return 1; }
+		[ ! -f "$BENCH_CGROUP/memory.swap.max" ] || echo 0 >"$BENCH_CGROUP/memory.swap.max" 2>/dev/null || true
+	elif [ -d /sys/fs/cgroup/memory ]; then
+		root=/sys/fs/cgroup/memory
+		BENCH_CGROUP_VERSION=1
+		BENCH_CGROUP=$root/lsm_bench_${name}_$$
+		mkdir "$BENCH_CGROUP" 2>/dev/null && echo "$bytes" >"$BENCH_CGROUP/memory.limit_in_bytes" 2>/dev/null ||
+			{ BENCH_CGROUP_WHY="$root is not writable"; rmdir "$BENCH_CGROUP" 2>/dev/null; BENCH_CGROUP=; return 1; }
+		# no swap either, where the kernel accounts it
+		[ ! -f "$BENCH_CGROUP/memory.memsw.limit_in_bytes" ] ||
+			echo "$bytes" >"$BENCH_CGROUP/memory.memsw.limit_in_bytes" 2>/dev/null || true
+	else
+		BENCH_CGROUP_WHY="no cgroup file system at /sys/fs/cgroup (neither v2 nor v1's memory controller)"
+		return 1
+	fi
+	[ "$(bench_cgroup_limit)" -le "$bytes" ] ||
+		{ BENCH_CGROUP_WHY="the cap did not take ($(bench_cgroup_limit) bytes)"; bench_cgroup_remove; return 1; }
+	export LSM_CLUSTER_CGROUP_PROCS=$BENCH_CGROUP/cgroup.procs
+}
+
+bench_cgroup_file() { # bench_cgroup_file V1NAME V2NAME: the file's content
+	if [ "$BENCH_CGROUP_VERSION" = 2 ]; then cat "$BENCH_CGROUP/$2"; else cat "$BENCH_CGROUP/$1"; fi
+}
+bench_cgroup_limit() { bench_cgroup_file memory.limit_in_bytes memory.max; }
+# bytes in use now (processes and page cache), and the most since the last reset
+bench_cgroup_usage() { bench_cgroup_file memory.usage_in_bytes memory.current; }
+bench_cgroup_peak() {
+	if [ "$BENCH_CGROUP_VERSION" = 2 ]; then
+		cat "$BENCH_CGROUP/memory.peak" 2>/dev/null || echo n/a
+	else
+		cat "$BENCH_CGROUP/memory.max_usage_in_bytes"
+	fi
+}
+bench_cgroup_peak_reset() {
+	if [ "$BENCH_CGROUP_VERSION" = 2 ]; then
+		echo 0 >"$BENCH_CGROUP/memory.peak" 2>/dev/null || true # 6.12 and later
+	else
+		echo 0 >"$BENCH_CGROUP/memory.max_usage_in_bytes" 2>/dev/null || true
+	fi
+}
+
+# bench_cgroup_drop_cache: evict the cgroup's page cache (call with the
+# server stopped: a cold start).  v1: memory.force_empty; v2: memory.reclaim.
+bench_cgroup_drop_cache() {
+	[ -n "${BENCH_CGROUP:-}" ] || return 0
+	if [ "$BENCH_CGROUP_VERSION" = 2 ]; then
+		echo "$(bench_cgroup_limit)" >"$BENCH_CGROUP/memory.reclaim" 2>/dev/null || true
+	else
+		echo 0 >"$BENCH_CGROUP/memory.force_empty" 2>/dev/null || true
+	fi
+}
+
+# bench_cgroup_remove: remove the cgroup (its processes gone).
+bench_cgroup_remove() {
+	[ -n "${BENCH_CGROUP:-}" ] && [ -d "$BENCH_CGROUP" ] || return 0
+	bench_cgroup_drop_cache
+	rmdir "$BENCH_CGROUP" 2>/dev/null || lsm_log "WARNING: could not remove the cgroup $BENCH_CGROUP"
+	BENCH_CGROUP=
+	unset LSM_CLUSTER_CGROUP_PROCS
+}
+
+# bench_restart [cold]: stop the benchmark cluster and start it again (in its
+# cgroup, if any); "cold" first evicts the cgroup's page cache.
+bench_restart() {
+	cluster_stop "$BENCH_SCRATCH"
+	[ "${1:-}" != cold ] || bench_cgroup_drop_cache
+	cluster_pg_start "$BENCH_SCRATCH" || lsm_die "the benchmark cluster did not restart (log above)"
 }
 
 # q SQL [psql args]: one query in database $BENCH_DB (default postgres), unaligned.

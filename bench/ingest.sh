@@ -6,6 +6,7 @@
 #                        [--duration S | --quick | --mult M | --rows-scale F]
 #                        [--clients N] [--batch N] [--bin S]
 #                        [--read-reps N] [--read-seconds S] [--no-reads]
+#                        [--cap MIB [--preload X] [--cold-reads]]
 #                        [--out DIR]                                   (as root)
 #
 # (b) For each key kind (--keys, default rand-int8,rand-uuid,time-int8) and
@@ -42,6 +43,27 @@
 # --read-seconds (default 2) with 1 client, median of --read-reps repetitions
 # (default 3).
 #
+# Beyond memory (--cap MIB; bench/scale.sh drives it): the server runs in a
+# memory cgroup capped at MIB MiB, page cache included (bench_cgroup_make;
+# with no writable cgroup the script says why and exits 0, measuring
+# nothing).  --preload X first fills each indexed variant's table with as
+# many keys as make a freshly built btree X times the cap (default 4; keys
+# drawn as the ingest draws them), then builds the index (timed) and
+# checkpoints; the table without an index (the ceiling) is not preloaded: a
+# heap append does not read the table.  Added figures, over the last third
+# like the CPU: bytes the server's processes read from and wrote to disk per
+# row (/proc/PID/io read_bytes and write_bytes: I/O they caused, page cache
+# misses and dirtied pages; a process that exits meanwhile is not counted),
+# the cgroup's peak memory; for every run the stalls seen by the clients
+# (seconds in which no statement completed for more than a second, and the
+# longest such gap) and, for lsm, its own write stops and stalled time
+# (maintenance_stats).  The reads (c) add a point lookup of a missing key and
+# the pages each lookup read from outside shared buffers (pg_statio, over a
+# pass of 300 statements in one session) and the bytes that session read from
+# disk (/proc/PID/io); --cold-reads repeats (c) after a restart with the
+# cgroup's page cache evicted (the first statement's time reported apart:
+# lsm rebuilds its memtable from the log then).
+#
 # Compaction policies: each variant is NAME|CREATE INDEX clause; "lsm" is the
 # default (leveled), lsm-tiered and lsm-lazy the others (or pass --variant
 # 'NAME|USING lsm (k) WITH (...)'); "noindex" has no index.
@@ -68,6 +90,9 @@ BATCH=1000
 READ_REPS=3
 READ_SECONDS=2
 READS=1
+CAP=
+PRELOAD_X=
+COLD_READS=0
 OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -84,6 +109,9 @@ while [ $# -gt 0 ]; do
 	--read-reps) READ_REPS=${2:?}; shift 2 ;;
 	--read-seconds) READ_SECONDS=${2:?}; shift 2 ;;
 	--no-reads) READS=0; shift ;;
+	--cap) CAP=${2:?}; shift 2 ;;
+	--preload) PRELOAD_X=${2:?}; shift 2 ;;
+	--cold-reads) COLD_READS=1; shift ;;
 	--out) OUT=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "ingest.sh: unknown argument $1 (try --help)" ;;
@@ -104,6 +132,10 @@ else
 	[[ $DURATION =~ ^[1-9][0-9]*$ ]] || lsm_die "--duration takes a positive number of seconds"
 fi
 [ -z "$BIN" ] || [[ $BIN =~ ^[1-9][0-9]*$ ]] || lsm_die "--bin takes a positive number of seconds"
+[ -z "$CAP" ] || [[ $CAP =~ ^[1-9][0-9]*$ ]] || lsm_die "--cap takes a positive number of MiB"
+[ -z "$PRELOAD_X" ] || [[ $PRELOAD_X =~ ^[0-9.]+$ ]] || lsm_die "--preload takes a number (times the cap)"
+[ -n "$CAP" ] || [ "$COLD_READS" = 0 ] || lsm_die "--cold-reads needs --cap"
+[ -n "$CAP" ] || [ -z "$PRELOAD_X" ] || lsm_die "--preload needs --cap"
 if [ -z "$BIN" ]; then
 	if [ -n "$DURATION" ]; then BIN=$(((DURATION + 7) / 8)); else BIN=10; fi
 	[ "$BIN" -ge 5 ] || BIN=5
@@ -134,6 +166,9 @@ key_expr() {
 	esac
 }
 key_btree_bytes() { case $1 in rand-int8) echo 28.6 ;; rand-uuid) echo 40 ;; time-int8) echo 22.2 ;; esac; }
+# ... and of a btree just built by CREATE INDEX (leaves 90% full: 20 or 28
+# bytes per entry with its line pointer), which sizes the preload
+key_btree_built_bytes() { case $1 in rand-int8 | time-int8) echo 22.4 ;; rand-uuid) echo 31.3 ;; esac; }
 for k in "${KEY_LIST[@]}"; do key_type "$k" >/dev/null; done
 
 OUT=$(bench_results_dir "$OUT")
@@ -143,6 +178,15 @@ TS=$OUT/ingest_timeseries.csv
 csv_init "$RAW"
 echo "key,variant,t_s,rows_per_s" >"$TS"
 
+if [ -n "$CAP" ]; then
+	bench_cgroup_make ingest "$CAP" || {
+		lsm_log "no memory cap to be had here ($BENCH_CGROUP_WHY): nothing measured"
+		lsm_log "(--cap needs a writable cgroup: v1's /sys/fs/cgroup/memory or v2's /sys/fs/cgroup with the memory controller)"
+		exit 0
+	}
+	lsm_log "the server runs in the memory cgroup $BENCH_CGROUP (v$BENCH_CGROUP_VERSION), capped at $CAP MiB"
+	PRELOAD_X=${PRELOAD_X:-4}
+fi
 bench_cluster ingest "max_wal_size = '1GB'" "checkpoint_timeout = '5min'" "autovacuum = off" \
 	"max_replication_slots = 4"
 q "CREATE EXTENSION lsm_am" >/dev/null
@@ -162,7 +206,7 @@ pgb() { # pgbench as postgres against the bench cluster
 }
 
 # --------------------------------------------------------------- (b) ingest
-cpu_snap() { # the cluster's processes' CPU ticks (utime + stime): "pid group ticks", then "machine idle total"
+cpu_snap() { # the cluster's processes' CPU ticks (utime + stime) and disk bytes read and written: "pid group ticks rbytes wbytes", then "machine idle total"
 	local pm pid args g
 	pm=$(head -n1 "$BENCH_DATADIR/postmaster.pid")
 	for pid in $(ps --ppid "$pm" -o pid=); do
@@ -172,7 +216,10 @@ cpu_snap() { # the cluster's processes' CPU ticks (utime + stime): "pid group ti
 		*"[local]"* | *"127.0.0.1"*) g=clients ;;
 		*) g=server ;;
 		esac
-		awk -v p="$pid" -v g="$g" '{ sub(/^.*\) /, ""); print p, g, $12 + $13 }' "/proc/$pid/stat" 2>/dev/null || true
+		awk -v p="$pid" -v g="$g" '
+			FILENAME ~ /stat$/ { sub(/^.*\) /, ""); t = $12 + $13; next }
+			$1 == "read_bytes:" { r = $2 } $1 == "write_bytes:" { w = $2 }
+			END { if (t != "") print p, g, t, r + 0, w + 0 }' "/proc/$pid/stat" "/proc/$pid/io" 2>/dev/null || true
 	done
 	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print "machine", $5 + $6, t }' /proc/stat
 }
@@ -181,11 +228,32 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	local key=$1 var=$2 rows=$3 clause type tx start_lsn end_lsn ck0 ck1 t0 t1 rel
 	clause=$(variant_clause "$var")
 	type=$(key_type "$key")
-	q "DROP TABLE IF EXISTS ing, probe, probe_r10, probe_r1000, probe_r100000;
+	q "DROP TABLE IF EXISTS ing, probe, probe_r10, probe_r1000, probe_r100000, probe_io, probe_io_r1000;
 	   DROP SEQUENCE IF EXISTS ing_seq;
 	   CREATE SEQUENCE ing_seq;
 	   CREATE TABLE ing (k $type NOT NULL);" >/dev/null
-	[ -z "$clause" ] || q "CREATE INDEX ing_k ON ing $clause" >/dev/null
+	local preload=0 tb
+	if [ -n "$PRELOAD_X" ] && [ -n "$clause" ]; then
+		# as many keys as make a freshly built btree PRELOAD_X times the cap
+		preload=$(awk -v x="$PRELOAD_X" -v c="$CAP" -v b="$(key_btree_built_bytes "$key")" 'BEGIN { printf "%d", x * c * 1048576 / b }')
+		lsm_log "preloading $(fmt_int "$preload") $key keys into the table of $var"
+		tb=$SECONDS
+		q "SELECT setseed(0.42); INSERT INTO ing SELECT $(key_expr "$key") FROM generate_series(1, $preload)" >/dev/null
+		csv_add "$RAW" ingest 1 "$var" "$key" preload_s "$((SECONDS - tb))"
+	fi
+	tb=$SECONDS
+	[ -z "$clause" ] || q "SET maintenance_work_mem = '64MB'; CREATE INDEX ing_k ON ing $clause" >/dev/null
+	if [ "$preload" -gt 0 ]; then
+		csv_add "$RAW" ingest 1 "$var" "$key" build_s "$((SECONDS - tb))"
+		csv_add "$RAW" ingest 1 "$var" "$key" preload_rows "$preload"
+		csv_add "$RAW" ingest 1 "$var" "$key" preload_index_mb "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0)")"
+		lsm_log "index built in $((SECONDS - tb)) s: $(q "SELECT pg_size_pretty(pg_relation_size('ing_k'))") (table $(q "SELECT pg_size_pretty(pg_relation_size('ing'))"))"
+	fi
+	local stops0=0 stall0=0
+	if [[ $var == lsm* ]]; then
+		read -r stops0 stall0 <<<"$(q "SELECT stops, stall_ms FROM lsm_am.maintenance_stats('ing_k')" | tr '|' ' ')"
+	fi
+	[ -z "${BENCH_CGROUP:-}" ] || bench_cgroup_peak_reset
 	echo "INSERT INTO ing SELECT $(key_expr "$key") FROM generate_series(1, $BATCH);" >"$WORK/ins.sql"
 	chmod 644 "$WORK/ins.sql"
 	rm -f "$WORK"/pgb_log*
@@ -248,7 +316,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	fi
 	read -r idx_bytes idx_fpi_bytes <<<"$idx_stats"
 	q "SELECT pg_drop_replication_slot('bench')" >/dev/null
-	n=$(q "SELECT count(*) FROM ing")
+	n=$(($(q "SELECT count(*) FROM ing") - preload))
 
 	# pgbench log: client tx latency_us script epoch us  ->  "done_s latency_ms",
 	# sorted by completion time
@@ -287,6 +355,26 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	add p50_ms_last_third "$(pct "$WORK/lat_late.txt" 50)"
 	add p99_ms_last_third "$(pct "$WORK/lat_late.txt" 99)"
 	add seconds "$tmax"
+	# stalls as the clients saw them: gaps of more than a second in which no
+	# statement completed (all, and in the last third), and the longest
+	awk -v c="$tcut" 'NR > 1 && $1 - p > 1 { g += $1 - p; if (p >= c) gl += $1 - p }
+		NR > 1 && $1 - p > m { m = $1 - p } { p = $1 }
+		END { printf "%.1f %.1f %.2f\n", g, gl, m }' "$WORK/tx.txt" >"$WORK/gaps.txt"
+	local gall glate gmax
+	read -r gall glate gmax <"$WORK/gaps.txt"
+	add stall_gap_s "$gall"
+	add stall_gap_s_last_third "$glate"
+	add max_gap_s "$gmax"
+	if [[ $var == lsm* ]]; then
+		local stops1 stall1
+		read -r stops1 stall1 <<<"$(q "SELECT stops, stall_ms FROM lsm_am.maintenance_stats('ing_k')" | tr '|' ' ')"
+		add lsm_stops "$((stops1 - stops0))"
+		add lsm_stall_s "$(awk -v a="$stall0" -v b="$stall1" 'BEGIN { printf "%.1f", (b - a) / 1000 }')"
+	fi
+	if [ -n "${BENCH_CGROUP:-}" ]; then
+		add cap_mb "$CAP"
+		add cgroup_peak_mb "$(awk -v p="$(bench_cgroup_peak)" 'BEGIN { if (p ~ /^[0-9]+$/) printf "%.0f", p / 1048576; else print "n/a" }')"
+	fi
 	# CPU per row between the two snapshots (rows: statements completed in between);
 	# a process not in the first snapshot started after it: all its CPU counts
 	local hz
@@ -297,17 +385,26 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 			FILENAME == ARGV[2] && FNR == 1 { tb = $1 - t0; next }
 			FILENAME == ARGV[1] && $1 == "machine" { ia = $2; ma = $3; next }
 			FILENAME == ARGV[2] && $1 == "machine" { ib = $2; mb = $3; next }
-			FILENAME == ARGV[1] { a[$1] = $3; next }
-			FILENAME == ARGV[2] { cpu[$2] += $3 - (($1 in a) ? a[$1] : 0); next }
+			FILENAME == ARGV[1] { a[$1] = $3; ar[$1] = $4; aw[$1] = $5; next }
+			FILENAME == ARGV[2] {
+				cpu[$2] += $3 - (($1 in a) ? a[$1] : 0)
+				rd += $4 - (($1 in ar) ? ar[$1] : 0); wr += $5 - (($1 in aw) ? aw[$1] : 0)
+				next
+			}
 			$1 > ta && $1 <= tb { n++ }
 			END {
 				rows = n * b
 				if (rows == 0 || mb <= ma) exit
 				for (g in cpu) printf "cpu_us_row_%s %.3f\n", g, cpu[g] / hz * 1e6 / rows
 				printf "idle_pct_last_third %.1f\n", (ib - ia) * 100 / (mb - ma)
+				printf "disk_read_bytes_row %.1f\n", rd / rows
+				printf "disk_write_bytes_row %.1f\n", wr / rows
 			}' "$WORK/cpu_a.txt" "$WORK/cpu_b.txt" "$WORK/tx.txt" >"$WORK/cpu_rows.txt"
 		for g in clients workers server; do
 			add "cpu_us_row_$g" "$(awk -v k="cpu_us_row_$g" '$1 == k { print $2 }' "$WORK/cpu_rows.txt" | grep . || echo 0)"
+		done
+		for g in disk_read_bytes_row disk_write_bytes_row; do
+			add "$g" "$(awk -v k="$g" '$1 == k { print $2 }' "$WORK/cpu_rows.txt" | grep . || echo n/a)"
 		done
 		add idle_pct_last_third "$(awk '$1 == "idle_pct_last_third" { print $2 }' "$WORK/cpu_rows.txt" | grep . || echo n/a)"
 	fi
@@ -339,14 +436,17 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		add space_amp "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
 		q "SELECT lsm_am.wait_for_merges('ing_k', '10 minutes')" >/dev/null
 		add space_amp_idle "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
-		q "VACUUM ing" >/dev/null
-		add index_mb_vacuum "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0, 1)")"
-		add space_amp_vacuum "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
+		if [ -z "$CAP" ]; then # (under a cap, reads_one's VACUUM ANALYZE is the one pass over the table)
+			q "VACUUM ing" >/dev/null
+			add index_mb_vacuum "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0, 1)")"
+			add space_amp_vacuum "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
+		fi
 	fi
 	awk -F, -v k="$key" -v v="$var" '$1 == "ingest" && $3 == v && $4 == k { printf "    %s=%s", $5, $6 } END { print "" }' "$RAW" | fold -w 160 >&2
 }
 
 # ---------------------------------------------------------------- (c) reads
+READ_QUERIES="point pointmiss range10 range1000 range100000 orderby"
 reads_one() { # reads_one KEY VARIANT
 	local key=$1 var=$2
 	lsm_log "reads on $key / $var"
@@ -369,6 +469,21 @@ reads_one() { # reads_one KEY VARIANT
 		     WHERE hi IS NOT NULL LIMIT $p;
 		   ALTER TABLE probe_r$n ADD PRIMARY KEY (i);" >/dev/null
 	done
+	if [ -n "$CAP" ]; then
+		# io_pass's keys and ranges: another sample, so that its lookups do
+		# not find the pages the latency runs below left in the caches
+		q "$off
+		   SELECT setseed(0.6);
+		   CREATE TABLE probe_io AS
+		     SELECT row_number() OVER () AS i, k FROM (SELECT k FROM ing TABLESAMPLE SYSTEM (0.5) REPEATABLE (11) ORDER BY random() LIMIT 2000) s;
+		   ALTER TABLE probe_io ADD PRIMARY KEY (i);
+		   CREATE TABLE probe_io_r1000 AS
+		     SELECT row_number() OVER () AS i, lo, hi FROM (
+		       SELECT p.k AS lo, (SELECT k FROM ing WHERE k >= p.k ORDER BY k OFFSET 999 LIMIT 1) AS hi
+		         FROM probe_io p WHERE p.i > 1800) s
+		     WHERE hi IS NOT NULL;
+		   ALTER TABLE probe_io_r1000 ADD PRIMARY KEY (i);" >/dev/null
+	fi
 	local np
 	np=$(q "SELECT count(*) FROM probe")
 	cat >"$WORK/point.sql" <<EOF
@@ -384,6 +499,15 @@ SELECT count(*) FROM ing WHERE k BETWEEN :lo AND :hi;
 EOF
 	done
 	echo "SELECT k FROM ing ORDER BY k LIMIT 10;" >"$WORK/orderby.sql"
+	# point lookups of keys not in the table, inside its key range where
+	# the keys are random (time-ordered keys are all positive)
+	case $key in
+	rand-uuid)
+		printf '%s\n' '\set a random(1, 9223372036854775807)' '\set b random(1, 9223372036854775807)' \
+			"SELECT count(*) FROM ing WHERE k = (lpad(to_hex(:a::int8), 16, '0') || lpad(to_hex(:b::int8), 16, '0'))::uuid;" >"$WORK/pointmiss.sql" ;;
+	rand-int8) printf '%s\n' '\set k random(1, 9200000000000000000)' 'SELECT count(*) FROM ing WHERE k = :k;' >"$WORK/pointmiss.sql" ;;
+	*) printf '%s\n' '\set k random(-9200000000000000000, -1)' 'SELECT count(*) FROM ing WHERE k = :k;' >"$WORK/pointmiss.sql" ;;
+	esac
 	chmod 644 "$WORK"/*.sql
 	# the plans, for the record
 	{
@@ -395,20 +519,22 @@ EOF
 	local rep qn lat
 	PGB_OPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off"
 	for rep in $(seq 1 "$READ_REPS"); do
-		for qn in point range10 range1000 range100000 orderby; do
+		for qn in $READ_QUERIES; do
 			lat=$(read_latency "$qn")
 			csv_add "$RAW" reads "$rep" "$var" "$key" "${qn}_ms" "$lat"
 		done
 	done
+	[ -z "$CAP" ] || io_pass "$key" "$var"
 	# Diagnostic: the same reads once more with the memtable empty, which
-	# separates the memtable's share of an lsm scan from the runs'.
-	if [[ $var == lsm* ]]; then
+	# separates the memtable's share of an lsm scan from the runs'.  (Not
+	# under a memory cap: the scale runs measure the index as ingest left it.)
+	if [[ $var == lsm* ]] && [ -z "$CAP" ]; then
 		csv_add "$RAW" reads 1 "$var" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
 		csv_add "$RAW" reads 1 "$var" "$key" memtable_entries "$(q "SELECT memtable_entries FROM lsm_am.index_stats('ing_k')")"
 		q "SELECT lsm_am.flush('ing_k')" >/dev/null
 		csv_add "$RAW" reads 1 "$var+flushed" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
 		csv_add "$RAW" reads 1 "$var+flushed" "$key" memtable_entries 0
-		for qn in point range10 range1000 range100000 orderby; do
+		for qn in $READ_QUERIES; do
 			lat=$(read_latency "$qn")
 			csv_add "$RAW" reads 1 "$var+flushed" "$key" "${qn}_ms" "$lat"
 		done
@@ -420,14 +546,99 @@ EOF
 		csv_add "$RAW" reads 1 "$var+compacted" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
 		csv_add "$RAW" reads 1 "$var+compacted" "$key" memtable_entries 0
 		for rep in $(seq 1 "$READ_REPS"); do
-			for qn in point range10 range1000 range100000 orderby; do
+			for qn in $READ_QUERIES; do
 				lat=$(read_latency "$qn")
 				csv_add "$RAW" reads "$rep" "$var+compacted" "$key" "${qn}_ms" "$lat"
 			done
 		done
 	fi
 	PGB_OPTIONS=
-	awk -F, -v k="$key" -v v="$var" '$1 == "reads" && ($3 == v || $3 == v "+flushed" || $3 == v "+compacted") && $4 == k { printf "    %s %s=%s", $3, $5, $6 } END { print "" }' "$RAW" | fold -w 160 >&2
+	if [ "$COLD_READS" = 1 ]; then
+		# a restart with the cgroup's page cache evicted: the first lookup
+		# (lsm rebuilds its memtable from the log pages), then the I/O pass
+		lsm_log "reads on $key / $var after a restart, the page cache evicted"
+		bench_restart cold
+		local t0
+		t0=$(date +%s.%N)
+		q "SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM ing WHERE k = (SELECT k FROM probe WHERE i = 1)" >/dev/null
+		csv_add "$RAW" reads 1 "$var+cold" "$key" first_ms "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", (b - a) * 1000 }')"
+		io_pass "$key" "$var+cold"
+	fi
+	awk -F, -v k="$key" -v v="$var" '$1 == "reads" && ($3 == v || $3 == v "+flushed" || $3 == v "+compacted" || $3 == v "+cold") && $4 == k { printf "    %s %s=%s", $3, $5, $6 } END { print "" }' "$RAW" | fold -w 160 >&2
+}
+
+# io_pass KEY VARIANT: in one session, 200 statements of each of point,
+# pointmiss, range1000 and orderby (keys and ranges drawn from probe_io, a
+# sample of its own: point lookups from its first 1,800 keys, ranges from
+# the last 200), each kind in
+# one transaction: per statement, the index's and the table's pages read from
+# outside shared buffers (pg_stat_get_xact_blocks_fetched - _hit, before and
+# after: the counters are the session's not yet reported, which span the
+# transactions of one busy session), the bytes
+# the backend read from disk (/proc/self/io read_bytes, through pg_read_file)
+# and the time.  Adds <query>_idx_pages, _heap_pages, _disk_kb, _pass_ms.
+IO_QUERIES="point pointmiss range1000 orderby"
+io_pass() {
+	local key=$1 var=$2 n=200 missexpr qn stmt sql
+	case $key in
+	rand-uuid) missexpr="md5(random()::text)::uuid" ;;
+	rand-int8) missexpr="(1 + random() * 9.1e18)::int8" ;;
+	*) missexpr="(-1 - random() * 9.1e18)::int8" ;;
+	esac
+	sql="SET enable_seqscan = off; SET enable_bitmapscan = off; SELECT setseed(0.3);
+CREATE TEMP TABLE io_res (q text, idx bigint, heap bigint, bytes bigint, ms float8);"
+	for qn in $IO_QUERIES; do
+		case $qn in
+		point) stmt="r := 1 + (random() * (np - 1))::int;
+		EXECUTE 'SELECT count(*) FROM ing WHERE k = \$1' INTO c USING (SELECT k FROM probe_io WHERE i = r);" ;;
+		pointmiss) stmt="EXECUTE 'SELECT count(*) FROM ing WHERE k = \$1' INTO c USING $missexpr;" ;;
+		range1000) stmt="r := 1 + (random() * (nr - 1))::int;
+		SELECT lo, hi INTO STRICT l, h FROM probe_io_r1000 WHERE i = r;
+		EXECUTE 'SELECT count(*) FROM ing WHERE k BETWEEN \$1 AND \$2' INTO c USING l, h;" ;;
+		orderby) stmt="EXECUTE 'SELECT count(*) FROM (SELECT k FROM ing ORDER BY k LIMIT 10) s' INTO c;" ;;
+		esac
+		sql+="
+BEGIN;
+CREATE TEMP TABLE io_t0 AS SELECT (regexp_match(pg_read_file('/proc/self/io'), 'read_bytes: (\d+)'))[1]::bigint AS rb,
+       pg_stat_get_xact_blocks_fetched('ing_k'::regclass) - pg_stat_get_xact_blocks_hit('ing_k'::regclass) AS ri,
+       pg_stat_get_xact_blocks_fetched('ing'::regclass) - pg_stat_get_xact_blocks_hit('ing'::regclass) AS rh,
+       clock_timestamp() AS t;
+DO \$\$
+DECLARE
+	np int := (SELECT count(*) FROM probe_io) - 200;
+	nr int := (SELECT count(*) FROM probe_io_r1000);
+	c bigint;
+	r int;
+	l ing.k%TYPE;
+	h ing.k%TYPE;
+BEGIN
+	FOR j IN 1..$n LOOP
+		$stmt
+	END LOOP;
+END
+\$\$;
+INSERT INTO io_res
+SELECT '$qn',
+       pg_stat_get_xact_blocks_fetched('ing_k'::regclass) - pg_stat_get_xact_blocks_hit('ing_k'::regclass) - ri,
+       pg_stat_get_xact_blocks_fetched('ing'::regclass) - pg_stat_get_xact_blocks_hit('ing'::regclass) - rh,
+       (regexp_match(pg_read_file('/proc/self/io'), 'read_bytes: (\d+)'))[1]::bigint - rb,
+       extract(epoch FROM clock_timestamp() - t) * 1000
+  FROM io_t0;
+DROP TABLE io_t0;
+COMMIT;"
+	done
+	sql+="
+SELECT q, round(idx::numeric / $n, 2), round(heap::numeric / $n, 2), round(bytes::numeric / 1024 / $n, 1), round((ms / $n)::numeric, 3) FROM io_res;"
+	pg_psql -d postgres -qAt -F ' ' -c "$sql" >"$WORK/io_pass.txt" 2>"$WORK/io_pass.err" ||
+		{ cat "$WORK/io_pass.err" >&2; lsm_die "the I/O pass failed on $key / $var"; }
+	local q idx heap kb ms
+	while read -r q idx heap kb ms; do
+		[ -n "$ms" ] || continue
+		csv_add "$RAW" reads 1 "$var" "$key" "${q}_idx_pages" "$idx"
+		csv_add "$RAW" reads 1 "$var" "$key" "${q}_heap_pages" "$heap"
+		csv_add "$RAW" reads 1 "$var" "$key" "${q}_disk_kb" "$kb"
+		csv_add "$RAW" reads 1 "$var" "$key" "${q}_pass_ms" "$ms"
+	done <"$WORK/io_pass.txt"
 }
 
 # read_latency QUERY: the last statement's average latency (ms) in pgbench -r's
@@ -448,7 +659,7 @@ for key in "${KEY_LIST[@]}"; do
 	for var in "${VAR_LIST[@]}"; do
 		ingest_one "$key" "$var" "$rows"
 		[ "$READS" = 0 ] || [ -z "$(variant_clause "$var")" ] || reads_one "$key" "$var"
-		q "DROP TABLE IF EXISTS ing, probe, probe_r10, probe_r1000, probe_r100000; CHECKPOINT" >/dev/null
+		q "DROP TABLE IF EXISTS ing, probe, probe_r10, probe_r1000, probe_r100000, probe_io, probe_io_r1000; CHECKPOINT" >/dev/null
 	done
 done
 bench_median_csv "$RAW" "$MED"
@@ -517,12 +728,13 @@ BASE=${VAR_LIST[0]}
 	if [ "$READS" = 1 ]; then
 		echo
 		echo "(c) reads after (b): ms per statement (pgbench -r, 1 client, median of $READ_REPS repetitions), seq/bitmap scans off"
-		printf '  %-10s %-13s %10s %10s %10s %12s %14s %6s %9s\n' key index point "range 10" "range 1k" "range 100k" "ORDER BY LIM10" runs memtable
+		printf '  %-10s %-13s %10s %10s %10s %10s %12s %14s %6s %9s\n' key index point "point miss" "range 10" "range 1k" "range 100k" "ORDER BY LIM10" runs memtable
 		for key in "${KEY_LIST[@]}"; do
-			for var in "${VAR_LIST[@]}" $(for v in "${VAR_LIST[@]}"; do [[ $v != lsm* ]] || echo "$v+flushed $v+compacted"; done); do
+			for var in "${VAR_LIST[@]}" $(for v in "${VAR_LIST[@]}"; do [[ $v != lsm* ]] || [ -n "$CAP" ] || echo "$v+flushed $v+compacted"; done); do
 				[ "$var" != noindex ] || continue
-				printf '  %-10s %-13s %10s %10s %10s %12s %14s %6s %9s\n' "$key" "$var" \
+				printf '  %-10s %-13s %10s %10s %10s %10s %12s %14s %6s %9s\n' "$key" "$var" \
 					"$(fmt_num "$(M reads "$var" "$key" point_ms)" 3)" \
+					"$(fmt_num "$(M reads "$var" "$key" pointmiss_ms)" 3)" \
 					"$(fmt_num "$(M reads "$var" "$key" range10_ms)" 3)" \
 					"$(fmt_num "$(M reads "$var" "$key" range1000_ms)" 3)" \
 					"$(fmt_num "$(M reads "$var" "$key" range100000_ms)" 2)" \
@@ -530,8 +742,50 @@ BASE=${VAR_LIST[0]}
 					"$(M reads "$var" "$key" runs)" "$(fmt_int "$(M reads "$var" "$key" memtable_entries)")"
 			done
 		done
-		echo "  (+flushed: once more right after lsm_am.flush(), memtable empty; 1 repetition; a diagnostic."
-		echo "   +compacted: after lsm_am.compact(), one run; median of $READ_REPS repetitions like the first pass)"
+		if [ -z "$CAP" ]; then
+			echo "  (+flushed: once more right after lsm_am.flush(), memtable empty; 1 repetition; a diagnostic."
+			echo "   +compacted: after lsm_am.compact(), one run; median of $READ_REPS repetitions like the first pass)"
+		else
+			echo
+			echo "(c) reads from disk, per statement: pages read from outside shared buffers (index + table), KB the backend"
+			echo "    read from disk, ms; 200 statements of each kind in one session (warm: after the latencies above;"
+			echo "    cold: after a restart with the cgroup's page cache evicted, and the first lookup's ms apart)"
+			printf '  %-10s %-13s %-10s %12s %12s %10s %10s %10s\n' key index query "idx pages" "heap pages" "disk KB" ms "first ms"
+			for key in "${KEY_LIST[@]}"; do
+				for var in "${VAR_LIST[@]}"; do
+					[ "$var" != noindex ] || continue
+					for when in "" "+cold"; do
+						[ -z "$when" ] || [ "$COLD_READS" = 1 ] || continue
+						for qn in $IO_QUERIES; do
+							printf '  %-10s %-13s %-10s %12s %12s %10s %10s %10s\n' "$key" "$var$when" "$qn" \
+								"$(M reads "$var$when" "$key" "${qn}_idx_pages")" "$(M reads "$var$when" "$key" "${qn}_heap_pages")" \
+								"$(M reads "$var$when" "$key" "${qn}_disk_kb")" "$(M reads "$var$when" "$key" "${qn}_pass_ms")" \
+								"$([ "$qn" = point ] && [ -n "$when" ] && M reads "$var$when" "$key" first_ms || echo)"
+						done
+					done
+				done
+			done
+		fi
+	fi
+	if [ -n "$CAP" ]; then
+		echo
+		echo "(b) beyond memory: the server capped at $CAP MiB (cgroup v$BENCH_CGROUP_VERSION, page cache included); each indexed"
+		echo "    table preloaded so that a freshly built btree is ${PRELOAD_X}x the cap. Disk bytes per row over the last third"
+		echo "    (/proc/PID/io of the server's processes); stalls: seconds with no statement completing for over 1 s"
+		printf '  %-10s %-11s %11s %8s %8s %9s %9s %9s %9s %8s %7s %9s %8s\n' key index preloaded "index MB" "build s" "read B" "write B" "stall s" "stall s" "max gap" "lsm" "lsm" "peak MB"
+		printf '  %-10s %-11s %11s %8s %8s %9s %9s %9s %9s %8s %7s %9s %8s\n' "" "" rows "built" "" "/row" "/row" all "last 1/3" s stops "stall s" cgroup
+		for key in "${KEY_LIST[@]}"; do
+			for var in "${VAR_LIST[@]}"; do
+				printf '  %-10s %-11s %11s %8s %8s %9s %9s %9s %9s %8s %7s %9s %8s\n' "$key" "$var" \
+					"$(fmt_int "$(M ingest "$var" "$key" preload_rows)")" "$(M ingest "$var" "$key" preload_index_mb)" \
+					"$(M ingest "$var" "$key" build_s)" \
+					"$(fmt_num "$(M ingest "$var" "$key" disk_read_bytes_row)" 1)" \
+					"$(fmt_num "$(M ingest "$var" "$key" disk_write_bytes_row)" 1)" \
+					"$(M ingest "$var" "$key" stall_gap_s)" "$(M ingest "$var" "$key" stall_gap_s_last_third)" \
+					"$(M ingest "$var" "$key" max_gap_s)" "$(M ingest "$var" "$key" lsm_stops)" \
+					"$(M ingest "$var" "$key" lsm_stall_s)" "$(M ingest "$var" "$key" cgroup_peak_mb)"
+			done
+		done
 	fi
 	echo
 	# rows/s and index size over time, the variants side by side
@@ -587,15 +841,42 @@ BASE=${VAR_LIST[0]}
 					"$(ratio "$(M ingest "$var" "$key" rows_per_s_last_third)" "$(M ingest "$CEIL" "$key" rows_per_s_last_third)" 2)" '>=' 0.5
 			fi
 			tgt "$key: $var/$BTREE rows/s, last third" \
-				"$(ratio "$(M ingest "$var" "$key" rows_per_s_last_third)" "$(M ingest "$BTREE" "$key" rows_per_s_last_third)" 2)" '>=' 2
+				"$(ratio "$(M ingest "$var" "$key" rows_per_s_last_third)" "$(M ingest "$BTREE" "$key" rows_per_s_last_third)" 2)" '>=' "$([ -n "$CAP" ] && echo 10 || echo 2)"
 			tgt "$key: $var/$BTREE p99 latency, last third" \
 				"$(ratio "$(M ingest "$var" "$key" p99_ms_last_third)" "$(M ingest "$BTREE" "$key" p99_ms_last_third)" 2)" '<=' 1
-			if [ "$READS" = 1 ]; then
+			if [ -n "$CAP" ]; then
+				# the Scale issue's: the index's share of the bytes written to
+				# disk per row (minus the table without an index), the pages a
+				# point lookup reads (btree's + 0.5), ranges of 1,000 rows and
+				# ORDER BY LIMIT 10 (1.5x btree's time), warm and cold, and the
+				# file against its live data
+				if [ -n "$CEIL" ]; then
+					w0=$(M ingest "$CEIL" "$key" disk_write_bytes_row)
+					tgt "$key: $var/$BTREE disk bytes written per row, index share" \
+						"$(ratio "$(awk -v a="$(M ingest "$var" "$key" disk_write_bytes_row)" -v z="$w0" 'BEGIN { printf "%.1f", a - z }')" \
+							"$(awk -v a="$(M ingest "$BTREE" "$key" disk_write_bytes_row)" -v z="$w0" 'BEGIN { printf "%.1f", a - z }')" 2)" '<=' 0.33
+				fi
+				if [ "$READS" = 1 ]; then
+					for when in "" "+cold"; do
+						[ -z "$when" ] || [ "$COLD_READS" = 1 ] || continue
+						for qn in point pointmiss; do
+							pl=$(awk -v a="$(M reads "$var$when" "$key" "${qn}_idx_pages")" -v b="$(M reads "$var$when" "$key" "${qn}_heap_pages")" 'BEGIN { print a + b }')
+							pb=$(awk -v a="$(M reads "$BTREE$when" "$key" "${qn}_idx_pages")" -v b="$(M reads "$BTREE$when" "$key" "${qn}_heap_pages")" 'BEGIN { print a + b + 0.5 }')
+							tgt "$key: $var$when $qn pages read (btree's + 0.5 = $pb)" "$pl" '<=' "$pb"
+						done
+						for qn in range1000 orderby; do
+							tgt "$key: $var$when/$BTREE$when $qn time" \
+								"$(ratio "$(M reads "$var$when" "$key" "${qn}_pass_ms")" "$(M reads "$BTREE$when" "$key" "${qn}_pass_ms")" 2)" '<=' 1.5
+						done
+					done
+				fi
+				[[ $var != lsm* ]] || tgt "$key: $var file / live data at the end" "$(M ingest "$var" "$key" space_amp)" '<=' 1.5
+			elif [ "$READS" = 1 ]; then
 				# the Reads issue's targets: as the ingest left the index (memtable
 				# and level 0 full: ranges <= 1.5, ORDER BY LIMIT <= 2), and after
 				# compact() (ranges <= 1.0); point lookups <= 1.1 in both
 				for when in "" "+compacted"; do
-					for qn in point range10 range1000 range100000 orderby; do
+					for qn in $READ_QUERIES; do
 						case $qn$when in
 						point*) lim=1.1 ;;
 						orderby+compacted) continue ;;

@@ -8,7 +8,10 @@
 #                                     compaction policies (merge_policies.sh),
 #                                     then reads in four index states
 #                                     (reads.sh), then INSERT ... ON CONFLICT
-#                                     into unique indexes (unique.sh) (~70 min)
+#                                     into unique indexes (unique.sh), then
+#                                     beyond memory: ingest and reads with the
+#                                     server in a 512 MiB memory cgroup
+#                                     (scale.sh) (~3.5 hours)
 #   options:  --pg 15|18     the PostgreSQL to run on (default: LSM_PG, else
 #                            PG_CONFIG, else the system's 15); 18 is built once
 #                            by tests/build_pg18.sh and cached
@@ -127,6 +130,15 @@ if [ "$ALL" = 1 ]; then
 		bash "$BENCH_DIR/unique.sh" --out "$OUT"
 	fi
 	part_time "unique indexes (ON CONFLICT)" "$t"
+	# the Scale issue's: the server in a memory cap (nothing where no cgroup is writable)
+	t=$(date +%s)
+	if [ "$QUICK" = 1 ]; then
+		bash "$BENCH_DIR/scale.sh" --quick --out "$OUT/scale"
+	else
+		bash "$BENCH_DIR/scale.sh" --out "$OUT/scale"
+	fi
+	[ ! -f "$OUT/scale/scale_table.txt" ] || cp "$OUT/scale/scale_table.txt" "$OUT/scale_table.txt"
+	part_time "beyond memory (scale)" "$t"
 fi
 
 if command -v gnuplot >/dev/null; then
@@ -136,7 +148,7 @@ else
 fi
 
 # All tables together in one file (and, after --all, once more on the terminal).
-for f in acme_table build_table ingest_table lookups_table merge_table reads_states unique_table; do
+for f in acme_table build_table ingest_table lookups_table merge_table reads_states unique_table scale_table; do
 	[ ! -f "$OUT/$f.txt" ] || cat "$OUT/$f.txt"
 done >"$OUT/summary.txt"
 [ "$ALL" = 0 ] || cat "$OUT/summary.txt"

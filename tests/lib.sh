@@ -227,9 +227,24 @@ cluster_start() {
 		for line in "$@"; do echo "$line"; done
 	} >>"$dir/data/postgresql.conf"
 	chown "$PG_USER:" "$dir/data/postgresql.conf"
-	as_pg pg_ctl -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null ||
-		{ tail -n 50 "$dir/server.log" >&2; return 1; }
+	cluster_pg_start "$dir" || return 1
 	export PGHOST=$dir PGPORT=$port
+}
+
+# cluster_pg_start DIR: start the cluster in DIR/data (initialized).  With
+# LSM_CLUSTER_CGROUP_PROCS set (a cgroup's cgroup.procs file), the server
+# starts inside that cgroup: a subshell joins it and pg_ctl inherits it, and
+# so do the postmaster and every process it forks (bench/common.sh,
+# bench_cgroup_make: a memory cap).
+cluster_pg_start() {
+	local dir=$1
+	(
+		if [ -n "${LSM_CLUSTER_CGROUP_PROCS:-}" ]; then
+			echo "$BASHPID" >"$LSM_CLUSTER_CGROUP_PROCS" ||
+				{ echo "cannot join the cgroup of $LSM_CLUSTER_CGROUP_PROCS" >&2; exit 1; }
+		fi
+		as_pg pg_ctl -D "$dir/data" -l "$dir/server.log" -w -t 300 start >/dev/null
+	) || { tail -n 50 "$dir/server.log" >&2; return 1; }
 }
 
 # cluster_stop DIR: fast shutdown if running (quiet when it is not).
