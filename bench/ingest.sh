@@ -6,7 +6,7 @@
 #                        [--duration S | --quick | --mult M | --rows-scale F]
 #                        [--clients N] [--batch N] [--bin S]
 #                        [--read-reps N] [--read-seconds S] [--no-reads]
-#                        [--cap MIB [--preload X] [--cold-reads]]
+#                        [--cap MIB [--preload X] [--cold-reads]] [--ceiling-seconds S]
 #                        [--out DIR]                                   (as root)
 #
 # (b) For each key kind (--keys, default rand-int8,rand-uuid,time-int8) and
@@ -62,7 +62,11 @@
 # pass of 300 statements in one session) and the bytes that session read from
 # disk (/proc/PID/io); --cold-reads repeats (c) after a restart with the
 # cgroup's page cache evicted (the first statement's time reported apart:
-# lsm rebuilds its memtable from the log then).
+# lsm rebuilds its memtable from the log then).  --ceiling-seconds S runs
+# the table without an index for S seconds instead of --duration (it appends
+# up to 2M rows/s, 70 MB/s of heap: 20 minutes would need 80 GB of disk).
+# Any run ends early, with a warning, when less than DISK_RESERVE_GB (default
+# 5) GB of disk is left; its figures then cover the time it ran.
 #
 # Compaction policies: each variant is NAME|CREATE INDEX clause; "lsm" is the
 # default (leveled), lsm-tiered and lsm-lazy the others (or pass --variant
@@ -90,6 +94,8 @@ BATCH=1000
 READ_REPS=3
 READ_SECONDS=2
 READS=1
+CEILING_SECONDS=
+DISK_RESERVE_GB=${DISK_RESERVE_GB:-5}
 CAP=
 PRELOAD_X=
 COLD_READS=0
@@ -112,6 +118,7 @@ while [ $# -gt 0 ]; do
 	--cap) CAP=${2:?}; shift 2 ;;
 	--preload) PRELOAD_X=${2:?}; shift 2 ;;
 	--cold-reads) COLD_READS=1; shift ;;
+	--ceiling-seconds) CEILING_SECONDS=${2:?}; shift 2 ;;
 	--out) OUT=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "ingest.sh: unknown argument $1 (try --help)" ;;
@@ -133,6 +140,7 @@ else
 fi
 [ -z "$BIN" ] || [[ $BIN =~ ^[1-9][0-9]*$ ]] || lsm_die "--bin takes a positive number of seconds"
 [ -z "$CAP" ] || [[ $CAP =~ ^[1-9][0-9]*$ ]] || lsm_die "--cap takes a positive number of MiB"
+[ -z "$CEILING_SECONDS" ] || [[ $CEILING_SECONDS =~ ^[1-9][0-9]*$ ]] || lsm_die "--ceiling-seconds takes a positive number of seconds"
 [ -z "$PRELOAD_X" ] || [[ $PRELOAD_X =~ ^[0-9.]+$ ]] || lsm_die "--preload takes a number (times the cap)"
 [ -n "$CAP" ] || [ "$COLD_READS" = 0 ] || lsm_die "--cold-reads needs --cap"
 [ -n "$CAP" ] || [ -z "$PRELOAD_X" ] || lsm_die "--preload needs --cap"
@@ -225,8 +233,9 @@ cpu_snap() { # the cluster's processes' CPU ticks (utime + stime) and disk bytes
 }
 
 ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION seconds)
-	local key=$1 var=$2 rows=$3 clause type tx start_lsn end_lsn ck0 ck1 t0 t1 rel
+	local key=$1 var=$2 rows=$3 clause type tx start_lsn end_lsn ck0 ck1 t0 t1 rel dur=$DURATION
 	clause=$(variant_clause "$var")
+	[ -n "$clause" ] || [ -z "$CEILING_SECONDS" ] || dur=$CEILING_SECONDS
 	type=$(key_type "$key")
 	q "DROP TABLE IF EXISTS ing, probe, probe_r10, probe_r1000, probe_r100000, probe_io, probe_io_r1000;
 	   DROP SEQUENCE IF EXISTS ing_seq;
@@ -256,7 +265,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	[ -z "${BENCH_CGROUP:-}" ] || bench_cgroup_peak_reset
 	echo "INSERT INTO ing SELECT $(key_expr "$key") FROM generate_series(1, $BATCH);" >"$WORK/ins.sql"
 	chmod 644 "$WORK/ins.sql"
-	rm -f "$WORK"/pgb_log*
+	rm -f "$WORK"/pgb_log* "$WORK/disk_stop"
 	q "CHECKPOINT" >/dev/null
 	q "SELECT pg_drop_replication_slot('bench') FROM pg_replication_slots WHERE slot_name = 'bench'" >/dev/null
 	q "SELECT pg_create_physical_replication_slot('bench', true)" >/dev/null # keeps the WAL for pg_waldump
@@ -267,6 +276,12 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	# size sampler: seconds, index bytes, WAL bytes so far, table bytes
 	(
 		while :; do
+			# the disk nearly full (a fast variant over a long run): end the
+			# run here rather than fail; ingest_one reports the time it ran
+			if [ "$(df -Pk "$BENCH_SCRATCH" | awk 'NR == 2 { print $4 }')" -lt $((DISK_RESERVE_GB * 1048576)) ]; then
+				touch "$WORK/disk_stop"
+				q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'pgbench'" >/dev/null || true
+			fi
 			echo "$(date +%s.%N) $(q "SELECT coalesce(pg_relation_size(to_regclass('ing_k')), 0), pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$start_lsn')::bigint, pg_relation_size('ing')" | tr '|' ' ')"
 			sleep 5
 		done
@@ -279,8 +294,8 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		run_by=(-t "$tx")
 		lsm_log "ingest $key into $var: $CLIENTS clients x $tx statements x $BATCH rows"
 	else
-		run_by=(-T "$DURATION")
-		lsm_log "ingest $key into $var: $CLIENTS clients x $BATCH rows per statement for $DURATION s"
+		run_by=(-T "$dur")
+		lsm_log "ingest $key into $var: $CLIENTS clients x $BATCH rows per statement for $dur s"
 	fi
 	t0=$(date +%s.%N)
 	rm -f "$WORK"/cpu_a.txt "$WORK"/cpu_b.txt
@@ -288,15 +303,15 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		# CPU per row over the last third: snapshots at 2/3 of the time and a
 		# second before the end (the clients' backends exit with pgbench)
 		(
-			sleep "$(awk -v d="$DURATION" 'BEGIN { printf "%.3f", d * 2 / 3 }')"
+			sleep "$(awk -v d="$dur" 'BEGIN { printf "%.3f", d * 2 / 3 }')"
 			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_a.tmp" && mv "$WORK/cpu_a.tmp" "$WORK/cpu_a.txt"
-			sleep "$(awk -v d="$DURATION" 'BEGIN { printf "%.3f", d / 3 - 1 }')"
+			sleep "$(awk -v d="$dur" 'BEGIN { printf "%.3f", d / 3 - 1 }')"
 			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_b.tmp" && mv "$WORK/cpu_b.tmp" "$WORK/cpu_b.txt"
 		) &
 		BENCH_BG_PIDS="$sampler $!"
 	fi
 	(cd "$WORK" && pgb -c "$CLIENTS" -j "$CLIENTS" "${run_by[@]}" -M prepared -f "$WORK/ins.sql" \
-		-l --log-prefix="$WORK/pgb_log" >"$WORK/pgbench.out" 2>&1) ||
+		-l --log-prefix="$WORK/pgb_log" >"$WORK/pgbench.out" 2>&1) || [ -f "$WORK/disk_stop" ] ||
 		{ cat "$WORK/pgbench.out" >&2; lsm_die "pgbench failed for $key / $var"; }
 	t1=$(date +%s.%N)
 	for p in $BENCH_BG_PIDS; do
@@ -355,6 +370,10 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	add p50_ms_last_third "$(pct "$WORK/lat_late.txt" 50)"
 	add p99_ms_last_third "$(pct "$WORK/lat_late.txt" 99)"
 	add seconds "$tmax"
+	if [ -f "$WORK/disk_stop" ]; then
+		lsm_log "WARNING: less than $DISK_RESERVE_GB GB of disk was left: the ingest into $var ended after $(fmt_num "$tmax" 0) s"
+		add ended_early_disk 1
+	fi
 	# stalls as the clients saw them: gaps of more than a second in which no
 	# statement completed (all, and in the last third), and the longest
 	awk -v c="$tcut" 'NR > 1 && $1 - p > 1 { g += $1 - p; if (p >= c) gl += $1 - p }
