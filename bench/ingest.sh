@@ -57,12 +57,12 @@
 # the cgroup's peak memory; for every run the stalls seen by the clients
 # (seconds in which no statement completed for more than a second, and the
 # longest such gap) and, for lsm, its own write stops and stalled time
-# (maintenance_stats).  The reads (c) add a point lookup of a missing key and
-# the pages each lookup read from outside shared buffers (pg_statio, over a
-# pass of 300 statements in one session) and the bytes that session read from
-# disk (/proc/PID/io); --cold-reads repeats (c) after a restart with the
-# cgroup's page cache evicted (the first statement's time reported apart:
-# lsm rebuilds its memtable from the log then).  --ceiling-seconds S runs
+# (maintenance_stats).  The reads (c) add a point lookup of a missing key,
+# and an I/O pass (io_pass): 200 statements of each kind in one session, with
+# the pages each read from outside shared buffers and the bytes the backend
+# read from disk (/proc/self/io); --cold-reads runs that pass again after a
+# restart with the cgroup's page cache evicted (the first statement's time
+# reported apart: lsm rebuilds its memtable from the log then).  --ceiling-seconds S runs
 # the table without an index for S seconds instead of --duration (it appends
 # up to 2M rows/s, 70 MB/s of heap: 20 minutes would need 80 GB of disk).
 # Any run ends early, with a warning, when less than DISK_RESERVE_GB (default
