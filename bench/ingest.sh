@@ -309,12 +309,14 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	t0=$(date +%s.%N)
 	rm -f "$WORK"/cpu_a.txt "$WORK"/cpu_b.txt
 	if [ -z "$rows" ]; then
-		# CPU per row over the last third: snapshots at 2/3 of the time and a
-		# second before the end (the clients' backends exit with pgbench)
+		# CPU per row over the last third: snapshots at 2/3 of the time and
+		# 3 s before the end (the clients' backends exit with pgbench)
 		(
 			sleep "$(awk -v d="$dur" 'BEGIN { printf "%.3f", d * 2 / 3 }')"
 			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_a.tmp" && mv "$WORK/cpu_a.tmp" "$WORK/cpu_a.txt"
-			sleep "$(awk -v d="$dur" 'BEGIN { printf "%.3f", d / 3 - 1 }')"
+			# 3 s before pgbench's end, by the clock: the subshell dies with
+			# pgbench, and the first snapshot took time on a loaded machine
+			sleep "$(awk -v d="$dur" -v t0="$t0" -v now="$(date +%s.%N)" 'BEGIN { w = t0 + d - 3 - now; printf "%.3f", (w > 0 ? w : 0) }')"
 			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_b.tmp" && mv "$WORK/cpu_b.tmp" "$WORK/cpu_b.txt"
 		) &
 		BENCH_BG_PIDS="$sampler $!"
@@ -889,9 +891,10 @@ BASE=${VAR_LIST[0]}
 				# file against its live data
 				if [ -n "$CEIL" ]; then
 					w0=$(M ingest "$CEIL" "$key" disk_write_bytes_row)
+					share() { awk -v a="$1" -v z="$w0" 'BEGIN { if (a ~ /^[0-9.]+$/ && z ~ /^[0-9.]+$/) printf "%.1f", a - z; else print "-" }'; }
 					tgt "$key: $var/$BTREE disk bytes written per row, index share" \
-						"$(ratio "$(awk -v a="$(M ingest "$var" "$key" disk_write_bytes_row)" -v z="$w0" 'BEGIN { printf "%.1f", a - z }')" \
-							"$(awk -v a="$(M ingest "$BTREE" "$key" disk_write_bytes_row)" -v z="$w0" 'BEGIN { printf "%.1f", a - z }')" 2)" '<=' 0.33
+						"$(ratio "$(share "$(M ingest "$var" "$key" disk_write_bytes_row)")" \
+							"$(share "$(M ingest "$BTREE" "$key" disk_write_bytes_row)")" 2)" '<=' 0.33
 				fi
 				if [ "$READS" = 1 ]; then
 					for when in "" "+cold"; do
