@@ -12,7 +12,7 @@
 # without one, say) it says why and exits 0, measuring nothing.  Each
 # indexed table is first preloaded with random keys so that a freshly built
 # btree is 4 times the cap (for 512 MiB: 96M int8 or 69M UUID keys; the
-# table itself is then about 4 GB), the index is built, and 2 clients insert
+# int8 table is then 3.3 GB), the index is built, and 2 clients insert
 # 1,000-row batches of random keys over several checkpoint cycles
 # (checkpoint_timeout 5min, max_wal_size 1GB).  Then the reads of the same
 # regime, right after the ingest and after a restart with the page cache
@@ -40,8 +40,8 @@
 # lookup's pages read <= btree's + 0.5, ranges and ORDER BY LIMIT <= 1.5x
 # btree's time, the file <= 1.5x its live data.
 #
-# The full run takes about two hours on the 2-core machine (the headline
-# about 75 minutes).  Keep the machine otherwise idle: the figures are rates.
+# The full run takes about 1.75 hours on the 2-core machine (the headline
+# took 54 minutes on 2026-12-05).  Keep the machine otherwise idle: the figures are rates.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
