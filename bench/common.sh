@@ -119,8 +119,7 @@ bench_cgroup_file() { # bench_cgroup_file V1NAME V2NAME: the file's content
 	if [ "$BENCH_CGROUP_VERSION" = 2 ]; then cat "$BENCH_CGROUP/$2"; else cat "$BENCH_CGROUP/$1"; fi
 }
 bench_cgroup_limit() { bench_cgroup_file memory.limit_in_bytes memory.max; }
-# bytes in use now (processes and page cache), and the most since the last reset
-bench_cgroup_usage() { bench_cgroup_file memory.usage_in_bytes memory.current; }
+# the most bytes in use (processes and page cache) since the last reset
 bench_cgroup_peak() {
 	if [ "$BENCH_CGROUP_VERSION" = 2 ]; then
 		cat "$BENCH_CGROUP/memory.peak" 2>/dev/null || echo n/a
