@@ -64,6 +64,9 @@ LsmScanReset(LsmScanOpaque so)
 	so->pexcl = false;
 	so->pbound = NULL;			/* in scanctx */
 	so->pchunks = 0;
+	so->nreturned = 0;
+	so->skip_oldest = 0;
+	so->runs_skipped = false;
 	MemoryContextReset(so->scanctx);
 }
 
@@ -138,6 +141,10 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 				: LsmScanNextElement(scan, backward))
 				continue;
 			so->ended = true;
+			/* ON CONFLICT's pre-check found no entry: aminsert's check may
+			 * use that (lsmunique.c) */
+			if (so->nreturned == 0 && !so->parallel)
+				LsmUniqueNoteAbsent(scan);
 			return false;
 		}
 		/* the next chunk's first entry (a parallel scan's) */

@@ -158,6 +158,18 @@ typedef struct LsmScanOpaqueData
 	int			eq_cols;
 	uint8	   *eq_prefix;
 	int			eq_len[INDEX_MAX_KEYS];	/* prefix bytes of the first i+1 */
+	/*
+	 * The snapshot's oldest memtable (the active one when none is immutable):
+	 * its id changes exactly when a flush moves entries into a run
+	 * (lsmunique.c, "The check after the executor's").  A unique check sets
+	 * skip_oldest (and the slot and generation it belongs to) to leave the
+	 * runs out of its snapshot if that memtable is still the oldest.
+	 */
+	uint64		oldest_mt;
+	uint64		skip_oldest;	/* 0: read the runs */
+	int			skip_slot;
+	uint32		skip_generation;
+	bool		runs_skipped;	/* the runs were left out */
 } LsmScanOpaqueData;
 
 typedef LsmScanOpaqueData *LsmScanOpaque;
@@ -217,6 +229,9 @@ extern void LsmScanTally(LsmScanOpaque so);
 extern void LsmScanEndSnapshot(LsmScanOpaque so);
 LSM_NORETURN extern void LsmScanReportMalformed(IndexScanDesc scan, const uint8 *key,
 								   int len);
+
+/* lsmunique.c: a scan that ended having returned nothing */
+extern void LsmUniqueNoteAbsent(IndexScanDesc scan);
 
 /* lsmscanpar.c */
 extern bool LsmParallelScanNextChunk(IndexScanDesc scan, bool backward);

@@ -181,7 +181,20 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 		st = LSM_OK;
 		PG_TRY();
 		{
-			LsmReadMeta(index, &meta, &runs);
+			LsmRelCache *cache = LsmGetRelCache(index);
+
+			so->oldest_mt = slot->nimm > 0 ? slot->imm[0].id : slot->mt_id;
+			so->runs_skipped = so->skip_oldest != 0 &&
+				so->skip_oldest == so->oldest_mt &&
+				so->skip_slot == cache->slot &&
+				so->skip_generation == cache->generation;
+			if (so->runs_skipped)
+			{
+				meta.nruns = 0;
+				runs = NULL;
+			}
+			else
+				LsmReadMeta(index, &meta, &runs);
 			so->nmt = 1 + slot->nimm;
 			for (int i = 0; i < so->nmt && st == LSM_OK; i++)
 			{
@@ -241,8 +254,14 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	 * One cursor per run, newest first (ties are impossible: keys are
 	 * unique), but one per level held in disjoint pieces (lsmchain.c)
 	 */
-	so->nruns = LsmScanCursors(index, runs, meta.nruns, backward, &so->range,
-							   &so->cursors);
+	if (so->runs_skipped)
+	{
+		so->nruns = 0;
+		so->cursors = palloc0(sizeof(LsmRunCursor));
+	}
+	else
+		so->nruns = LsmScanCursors(index, runs, meta.nruns, backward, &so->range,
+								   &so->cursors);
 	for (int i = 0; i < so->nruns; i++)
 	{
 		LsmRunCursor *c = &so->cursors[i];

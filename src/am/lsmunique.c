@@ -34,6 +34,20 @@
  * the executor then kills its tuple and retries.  UNIQUE_CHECK_EXISTING
  * (deferred constraints) cannot reach an lsm index: PostgreSQL builds
  * constraints on btree only.
+ *
+ * The check after the executor's.  INSERT ... ON CONFLICT looks each row's
+ * key up before it inserts the row (its pre-check, an index scan with a
+ * dirty snapshot), and finds nothing for a new key; then step 2 looks again.
+ * The second lookup needs no run when no flush happened in between: runs
+ * gain entries only from flushes (merges move entries, VACUUM removes them),
+ * and a flush takes the oldest memtable away.  So a scan with a dirty
+ * snapshot and equality on every key column of a unique index that returns
+ * nothing leaves a note (LsmUniqueNoteAbsent: the key, the slot and
+ * generation, and the id of its snapshot's oldest memtable), and the check
+ * of the same key in the same backend, if that memtable is still the oldest
+ * when its snapshot is taken (checked under the slot lock, in
+ * LsmScanStart), reads only the memtables.  Any other change (a flush, a
+ * slot evicted or reset, another index) makes it read the runs as before.
  */
 #include "postgres.h"
 
@@ -55,6 +69,47 @@
 
 /* Seed of the key lock's hash (not the bloom filters'). */
 #define LSM_UNIQUE_LOCK_SEED	UINT64CONST(0x6c736d756e697175)
+
+/*
+ * The last lookup of this backend that found no entry for a whole key of a
+ * unique index (see "The check after the executor's" above).  One note; a
+ * check uses it at most once.
+ */
+static struct
+{
+	bool		valid;
+	Oid			indexoid;
+	int			slot;
+	uint32		generation;
+	uint64		oldest_mt;
+	int			keylen;
+	uint8		key[LSM_MAX_KEY_SIZE];
+}			lsm_absent;
+
+void
+LsmUniqueNoteAbsent(IndexScanDesc scan)
+{
+	LsmScanOpaque so = (LsmScanOpaque) scan->opaque;
+	Relation	index = scan->indexRelation;
+	int			len;
+
+	if (!index->rd_index->indisunique || so->runs_skipped ||
+		scan->xs_snapshot == NULL ||
+		scan->xs_snapshot->snapshot_type != SNAPSHOT_DIRTY ||
+		so->eq_cols == 0 || so->eq_cols != so->desc.ncols || so->eq_prefix == NULL ||
+		so->ncheck != 0 || so->nullflag_off >= 0 || so->niter != 0 || so->empty)
+		return;
+	len = so->eq_len[so->eq_cols - 1];
+	if (len <= 0 || len > LSM_MAX_KEY_SIZE)
+		return;
+	lsm_absent.valid = true;
+	lsm_absent.indexoid = RelationGetRelid(index);
+	lsm_absent.slot = so->slotno;
+	lsm_absent.generation = so->generation;
+	lsm_absent.oldest_mt = so->oldest_mt;
+	lsm_absent.keylen = len;
+	memcpy(lsm_absent.key, so->eq_prefix, len);
+}
 
 /* The lock of one key of one index. */
 static void
@@ -106,6 +161,16 @@ LsmUniqueLookup(Relation index, const uint8 *entry, int len, Snapshot snapshot)
 	so->range.lo = so->range.hi = prefix;
 	so->range.lolen = so->range.hilen = plen;
 	so->orange = so->range;
+	/* the executor's pre-check of this key found nothing: runs only if a
+	 * flush happened since */
+	if (lsm_absent.valid && lsm_absent.indexoid == RelationGetRelid(index) &&
+		lsm_absent.keylen == plen && memcmp(lsm_absent.key, prefix, plen) == 0)
+	{
+		so->skip_oldest = lsm_absent.oldest_mt;
+		so->skip_slot = lsm_absent.slot;
+		so->skip_generation = lsm_absent.generation;
+	}
+	lsm_absent.valid = false;
 	LsmScanStart(scan, false);
 	return scan;
 }

@@ -203,6 +203,90 @@ is($node->safe_psql('postgres', "SELECT v FROM tl WHERE k = $k"), '7', 'the firs
 $k = wait_case('INSERT INTO tl VALUES (%d, 8) ON CONFLICT (k) DO UPDATE SET v = tl.v * 10 RETURNING v',
 	'COMMIT', qr/^70\n1$/s, 'ON CONFLICT DO UPDATE behind a committed row updates it');
 
+# ---- 2b. the check after ON CONFLICT's pre-check (lsmunique.c, "The check
+# after the executor's").  The pre-check of a new key found nothing; aminsert's
+# check of it then reads the memtables only, unless a flush happened since.
+# (a) That is what happens: an ON CONFLICT insert of a new key probes each
+# run's filter once, as a plain INSERT does, though it looks the key up twice.
+$node->safe_psql('postgres', q{
+CREATE TABLE tx (k int NOT NULL, v int NOT NULL);
+CREATE UNIQUE INDEX tx_k ON tx USING lsm (k);
+INSERT INTO tx SELECT g, 0 FROM generate_series(1, 1000) g;
+SELECT lsm_am.flush('tx_k');
+});
+sub probes_of
+{
+	my ($sql) = @_;
+	my $out = $node->safe_psql('postgres', qq{
+SELECT lsm_am.reset_lookup_stats('tx_k');
+$sql;
+SELECT lookups || ' lookups, ' || filter_probes || ' probes' FROM lsm_am.lookup_stats('tx_k')});
+	return (split /\n/, $out)[-1];
+}
+my $runs = $node->safe_psql('postgres', "SELECT count(*) FROM lsm_am.index_info('tx_k')");
+cmp_ok($runs, '>=', 1, 'tx_k has runs');
+is(probes_of('INSERT INTO tx VALUES (5001, 1)'), "1 lookups, $runs probes",
+	'a plain INSERT: one lookup, a probe per run');
+is(probes_of('INSERT INTO tx VALUES (5002, 1) ON CONFLICT (k) DO NOTHING'), "2 lookups, $runs probes",
+	'ON CONFLICT of a new key: two lookups, but the runs are probed once');
+is(probes_of('INSERT INTO tx VALUES (5003, 1) ON CONFLICT DO NOTHING'), "2 lookups, $runs probes",
+	'the same without a conflict target');
+
+# (b) A key another session inserts between the pre-check and the check is
+# found there, whether it is still in a memtable or a flush moved it into a
+# run meanwhile (the check must then read the runs).  The index is on an
+# expression whose function, evaluated once by the pre-check and once
+# before aminsert, blocks the second time on an advisory lock the other
+# session holds.
+$node->safe_psql('postgres', q{
+CREATE FUNCTION paused_key(k int) RETURNS int IMMUTABLE LANGUAGE plpgsql AS $$
+DECLARE n int := coalesce(nullif(current_setting('lsm_test.calls', true), ''), '0')::int + 1;
+BEGIN
+  IF current_setting('lsm_test.pause', true) = 'on' THEN
+    PERFORM set_config('lsm_test.calls', n::text, false);
+    IF n = 2 THEN
+      PERFORM pg_advisory_lock(4242);
+      PERFORM pg_advisory_unlock(4242);
+    END IF;
+  END IF;
+  RETURN k;
+END $$;
+CREATE TABLE te (k int NOT NULL, v int NOT NULL);
+CREATE UNIQUE INDEX te_k ON te USING lsm ((paused_key(k)));
+INSERT INTO te SELECT g, 0 FROM generate_series(1, 1000) g;
+SELECT lsm_am.flush('te_k');
+});
+sub between_case
+{
+	my ($key, $flush, $name) = @_;
+	my $a = $node->background_psql('postgres', on_error_stop => 0);
+	my $b = $node->background_psql('postgres', on_error_stop => 0);
+	$b->query_safe('SELECT pg_advisory_lock(4242)');
+	my $apid = $a->query_safe('SELECT pg_backend_pid()');
+	$a->query_safe("SET lsm_test.pause = on; SET lsm_test.calls = 0");
+	$a->{stderr} = '';
+	$a->query_until(qr/sent/, "\\echo sent\n"
+		  . "INSERT INTO te VALUES ($key, 1) ON CONFLICT ((paused_key(k))) DO NOTHING RETURNING v;\n");
+	ok( wait_until($node,
+			"SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $apid AND locktype = 'advisory' AND NOT granted)",
+			"$name: the insert paused after its pre-check",
+			[ "SELECT pid, state, wait_event_type, wait_event, left(query, 60) FROM pg_stat_activity WHERE pid = $apid" ]),
+		"$name: the insert paused between its pre-check and its check");
+	$b->query_safe("INSERT INTO te VALUES ($key, 2)");
+	$b->query_safe("SELECT lsm_am.flush('te_k')") if $flush;
+	$b->query_safe('SELECT pg_advisory_unlock(4242)');
+	my $out = $a->query('SELECT 42');
+	is($out . $a->{stderr}, '42', "$name: the paused insert inserted nothing");
+	is($node->safe_psql('postgres', "SELECT string_agg(v::text, ',') FROM te WHERE k = $key"), '2',
+		"$name: one row, the other session's");
+	$a->quit;
+	$b->quit;
+}
+between_case(20001, 0, 'a key inserted meanwhile, in the memtable');
+between_case(20002, 1, 'a key inserted and flushed into a run meanwhile');
+$node->safe_psql('postgres', "SELECT lsm_am.verify('te_k', true)");
+pass('verify(te_k, heapallindexed)');
+
 # ---- ON CONFLICT into a partitioned table: PostgreSQL 15 opens the
 # partitions' indexes while routing rows, where lsm cannot pass its
 # btree-only check: refused with a hint there, supported on 18
