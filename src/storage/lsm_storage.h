@@ -367,6 +367,10 @@ typedef struct LsmRunCursor
 	bool		filtered;		/* ... and said absent */
 	uint32		data_pages;		/* data pages read */
 	bool		matched;		/* a page read held a key in the range */
+	/* how data pages are read: NULL for scans; a merge reads its inputs
+	 * through a small ring (BAS_BULKREAD), so that streaming gigabytes of
+	 * runs does not evict the pages lookups and inserts keep using */
+	BufferAccessStrategy strategy;
 	/* a level in pieces read as one source (lsmchain.c) */
 	int			bloom_cols_hashed;	/* filter columns bloom_hash covers (0) */
 	const LsmRunRef *chain;		/* the level's runs in scan order, or NULL */

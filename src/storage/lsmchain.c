@@ -298,6 +298,7 @@ LsmRunCursorNextRun(LsmRunCursor *c)
 	c->acc_negatives = save.acc_negatives;
 	c->acc_falsepos = save.acc_falsepos;
 	c->data_pages = save.data_pages;
+	c->strategy = save.strategy;
 	c->bloom_cols_hashed = save.bloom_cols_hashed;
 	c->bloom_hash = save.bloom_hash;
 	c->bloom_check = save.bloom_cols_hashed > 0 && c->ref.bloom_nblocks > 0 &&

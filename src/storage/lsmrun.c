@@ -237,7 +237,8 @@ LsmRunCursorAdvance(Relation index, LsmRunCursor *c, bool backward,
 		LsmReportCorruption(index, c->ref.start,
 							"Run %u of %u pages is asked for its page %u.",
 							c->ref.run_id, c->ref.npages, c->cur);
-	buf = ReadBuffer(index, c->ref.start + c->cur);
+	buf = ReadBufferExtended(index, MAIN_FORKNUM, c->ref.start + c->cur,
+							 RBM_NORMAL, c->strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	LsmCheckPage(index, buf, LSM_PK_RUN_DATA, c->ref.run_id);
 	return buf;
@@ -328,6 +329,7 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 	MemoryContext old;
 	LsmCoreOwner *own;
 	LsmRunCursor *cursors;
+	BufferAccessStrategy strategy;
 	LsmMerge   *m = NULL;
 	LsmRunWriter w;
 	LsmRange	range = {0};
@@ -352,9 +354,12 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 								ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	cursors = palloc(sizeof(LsmRunCursor) * Max(nin, 1));
+	/* the inputs through a ring of a few buffers (freed with cxt) */
+	strategy = GetAccessStrategy(BAS_BULKREAD);
 	for (int i = 0; i < nin; i++)
 	{
 		LsmRunCursorInit(&cursors[i], &inputs[i]);
+		cursors[i].strategy = strategy;
 		est_pages += inputs[i].npages;
 		est_keys += inputs[i].nentries;
 	}

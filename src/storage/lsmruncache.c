@@ -30,10 +30,18 @@
  *     page's;
  *   - a filter page is probed in its shared buffer the first time and copied
  *     the second: a connection that looks one key up copies no filter page,
- *     one that looks many up keeps the pages it uses.
+ *     one that looks many up keeps the pages it uses;
+ *   - but filter copies stop at LSM_RUN_CACHE_FILTER_BYTES: past that the
+ *     pages are probed in their shared buffers.  Filters are about 1.2 bytes
+ *     a key, so an index of 100M keys has 120 MB of them: copied whole, each
+ *     connection would hold its own 64 MB and then drop the cache and start
+ *     again, memory a server short of it (a memory cap, many connections)
+ *     takes from its page cache.  A probe in place costs a buffer lookup
+ *     and a pin, a small part of a lookup.
  * ------------------------------------------------------------------------ */
 
 #define LSM_RUN_CACHE_BYTES		(64 * 1024 * 1024)
+#define LSM_RUN_CACHE_FILTER_BYTES	(8 * 1024 * 1024)
 
 typedef struct LsmRunCacheKey
 {
@@ -47,6 +55,7 @@ typedef struct LsmRunCacheKey
 static HTAB *lsm_run_cache = NULL;
 static MemoryContext lsm_run_cache_cxt = NULL;
 static Size lsm_run_cache_bytes = 0;
+static Size lsm_run_cache_filter_bytes = 0;	/* of it, filter pages */
 
 static void
 LsmRunCacheReset(void)
@@ -65,6 +74,7 @@ LsmRunCacheReset(void)
 	lsm_run_cache = hash_create("lsm run cache", 64, &ctl,
 								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	lsm_run_cache_bytes = 0;
+	lsm_run_cache_filter_bytes = 0;
 }
 
 /* Copy a run page's content (its length, not a page) into the cache context. */
@@ -251,9 +261,10 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
 
 		LsmRunCacheCheckBloomPage(index, e, pg, block,
 								  lsm_bloom_page_parse(content, len, &info), &info);
-		if (!e->bloom_seen[pg])
+		if (!e->bloom_seen[pg] ||
+			lsm_run_cache_filter_bytes + Max(len, 1) > LSM_RUN_CACHE_FILTER_BYTES)
 		{
-			/* first time: answer from the buffer, keep nothing */
+			/* first time, or no room: answer from the buffer, keep nothing */
 			blocks = info.blocks;
 			e->bloom_seen[pg] = 1;
 		}
@@ -263,6 +274,7 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
 
 			memcpy(copy, content, len);
 			lsm_run_cache_bytes += Max(len, 1);
+			lsm_run_cache_filter_bytes += Max(len, 1);
 			blocks = copy + (info.blocks - content);
 			e->bloom_k[pg] = info.k;
 			e->bloom_blocks[pg] = blocks;
