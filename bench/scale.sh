@@ -3,7 +3,7 @@
 # capped well below the size of its indexes (issue 31), btree vs lsm, next to
 # the table without an index (the ceiling).
 #
-#   bash bench/scale.sh [--quick] [--cap MIB] [--minutes M] [--only headline|others]
+#   bash bench/scale.sh [--quick] [--cap MIB] [--minutes M] [--only headline|others|unique]
 #                       [--out DIR]                                    (as root)
 #
 # Every part runs bench/ingest.sh on a throwaway server inside a memory
@@ -26,6 +26,10 @@
 #             still span a dozen checkpoints (max_wal_size 1GB)
 #   others    random UUID: no index, btree, lsm; random int8: lsm tiered and
 #             lsm lazy; 5 minutes each
+#   unique    a unique index of random UUIDs (bench/unique.sh --cap): INSERT
+#             ... ON CONFLICT DO NOTHING with 5% duplicates, 1 then 100 rows
+#             per statement, 5 minutes each, btree and lsm, the table
+#             preloaded with 69M rows (a unique btree 4x the cap)
 #   --quick   a first look in about a quarter of an hour: the headline with
 #             a 256 MiB cap (shared_buffers 64MB), 100 s per variant
 #
@@ -40,7 +44,7 @@
 # lookup's pages read <= btree's + 0.5, ranges and ORDER BY LIMIT <= 1.5x
 # btree's time, the file <= 1.5x its live data.
 #
-# The full run takes about 1.75 hours on the 2-core machine (the headline
+# The full run takes about 2.5 hours on the 2-core machine (the headline
 # took 54 minutes on 2026-12-05).  Keep the machine otherwise idle: the figures are rates.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -63,7 +67,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $MINUTES =~ ^[1-9][0-9]*$ ]] || lsm_die "--minutes takes a positive integer"
 [ -z "$CAP" ] || [[ $CAP =~ ^[1-9][0-9]*$ ]] || lsm_die "--cap takes a positive number of MiB"
-case $ONLY in '' | headline | others) ;; *) lsm_die "--only takes headline or others" ;; esac
+case $ONLY in '' | headline | others | unique) ;; *) lsm_die "--only takes headline, others or unique" ;; esac
 require_root
 
 # a cgroup to be had? (ingest.sh checks again and makes its own)
@@ -92,15 +96,23 @@ if [ "$QUICK" = 1 ]; then
 		--keys rand-int8 --variants noindex,btree,lsm --duration 100
 else
 	CAP=${CAP:-512}
-	[ "$ONLY" = others ] ||
+	[ -n "$ONLY" ] && [ "$ONLY" != headline ] ||
 		part headline --keys rand-int8 --variants noindex,btree,lsm --duration $((MINUTES * 60)) --ceiling-seconds 180
-	if [ "$ONLY" != headline ]; then
+	if [ -z "$ONLY" ] || [ "$ONLY" = others ]; then
 		part uuid --keys rand-uuid --variants noindex,btree,lsm --duration 300 --ceiling-seconds 180
 		part policies --keys rand-int8 --variants lsm-tiered,lsm-lazy --duration 300
+	fi
+	if [ -z "$ONLY" ] || [ "$ONLY" = unique ]; then
+		t0=$SECONDS
+		lsm_log "scale: part unique"
+		bash "$BENCH_DIR/unique.sh" --cap "$CAP" --out "$OUT/unique"
+		lsm_log "scale: part unique took $(((SECONDS - t0) / 60)) min"
 	fi
 fi
 # every part's tables in one file
 for d in quick headline uuid policies; do
 	[ ! -f "$OUT/$d/ingest_table.txt" ] || { echo "== beyond memory: part $d"; cat "$OUT/$d/ingest_table.txt"; }
 done >"$OUT/scale_table.txt"
+[ ! -f "$OUT/unique/unique_table.txt" ] ||
+	{ echo "== beyond memory: part unique"; cat "$OUT/unique/unique_table.txt"; } >>"$OUT/scale_table.txt"
 lsm_log "scale: results in $OUT (scale_table.txt; each part's CSV files and plots in its directory)"

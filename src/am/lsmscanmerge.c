@@ -136,6 +136,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	LsmStatus	st;
 	LWLockMode	mode;
 	bool		full_key;
+	int			hashed_cols = 0;	/* bloom columns hash is of (0: none) */
+	uint64		hash = 0;
 
 	MemoryContextCallback *cb;
 
@@ -266,14 +268,20 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	{
 		LsmRunCursor *c = &so->cursors[i];
 
-		/* a point lookup on the filter's columns probes it first */
+		/* a point lookup on the filter's columns probes it first (runs
+		 * filtered on the same columns share the hash) */
 		if (c->ref.bloom_nblocks > 0 && c->ref.bloom_cols > 0 &&
 			c->ref.bloom_cols <= so->eq_cols && !so->empty)
 		{
 			c->bloom_check = true;
 			c->bloom_cols_hashed = c->ref.bloom_cols;
-			c->bloom_hash = lsm_hash64(so->eq_prefix, so->eq_len[c->ref.bloom_cols - 1],
-									   LSM_BLOOM_SEED);
+			if (c->ref.bloom_cols != hashed_cols)
+			{
+				hashed_cols = c->ref.bloom_cols;
+				hash = lsm_hash64(so->eq_prefix, so->eq_len[hashed_cols - 1],
+								  LSM_BLOOM_SEED);
+			}
+			c->bloom_hash = hash;
 		}
 	}
 
