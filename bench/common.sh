@@ -73,6 +73,24 @@ bench_cleanup() {
 	exit "$rc"
 }
 
+bench_proc_snap() { # the benchmark cluster's processes' CPU ticks (utime + stime) and disk bytes read and written: "pid group ticks rbytes wbytes", then "machine idle total"
+	local pm pid args g
+	pm=$(head -n1 "$BENCH_DATADIR/postmaster.pid")
+	for pid in $(ps --ppid "$pm" -o pid=); do
+		args=$(ps -o args= -p "$pid" 2>/dev/null) || continue
+		case $args in
+		*"lsm_am worker"*) g=workers ;;
+		*"[local]"* | *"127.0.0.1"*) g=clients ;;
+		*) g=server ;;
+		esac
+		awk -v p="$pid" -v g="$g" '
+			FILENAME ~ /stat$/ { sub(/^.*\) /, ""); t = $12 + $13; next }
+			$1 == "read_bytes:" { r = $2 } $1 == "write_bytes:" { w = $2 }
+			END { if (t != "") print p, g, t, r + 0, w + 0 }' "/proc/$pid/stat" "/proc/$pid/io" 2>/dev/null || true
+	done
+	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print "machine", $5 + $6, t }' /proc/stat
+}
+
 # ------------------------------------------------------------ memory caps
 # bench_cgroup_make NAME MIB: a memory cgroup that caps its processes at MIB
 # MiB, page cache included (cgroup v1: memory.limit_in_bytes under

@@ -220,23 +220,6 @@ pgb() { # pgbench as postgres against the bench cluster
 }
 
 # --------------------------------------------------------------- (b) ingest
-cpu_snap() { # the cluster's processes' CPU ticks (utime + stime) and disk bytes read and written: "pid group ticks rbytes wbytes", then "machine idle total"
-	local pm pid args g
-	pm=$(head -n1 "$BENCH_DATADIR/postmaster.pid")
-	for pid in $(ps --ppid "$pm" -o pid=); do
-		args=$(ps -o args= -p "$pid" 2>/dev/null) || continue
-		case $args in
-		*"lsm_am worker"*) g=workers ;;
-		*"[local]"* | *"127.0.0.1"*) g=clients ;;
-		*) g=server ;;
-		esac
-		awk -v p="$pid" -v g="$g" '
-			FILENAME ~ /stat$/ { sub(/^.*\) /, ""); t = $12 + $13; next }
-			$1 == "read_bytes:" { r = $2 } $1 == "write_bytes:" { w = $2 }
-			END { if (t != "") print p, g, t, r + 0, w + 0 }' "/proc/$pid/stat" "/proc/$pid/io" 2>/dev/null || true
-	done
-	awk '$1 == "cpu" { t = 0; for (i = 2; i <= NF; i++) t += $i; print "machine", $5 + $6, t }' /proc/stat
-}
 
 ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION seconds)
 	local key=$1 var=$2 rows=$3 clause type tx start_lsn end_lsn ck0 ck1 t0 t1 rel dur=$DURATION
@@ -313,11 +296,11 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		# 3 s before the end (the clients' backends exit with pgbench)
 		(
 			sleep "$(awk -v d="$dur" 'BEGIN { printf "%.3f", d * 2 / 3 }')"
-			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_a.tmp" && mv "$WORK/cpu_a.tmp" "$WORK/cpu_a.txt"
+			{ date +%s.%N; bench_proc_snap; } >"$WORK/cpu_a.tmp" && mv "$WORK/cpu_a.tmp" "$WORK/cpu_a.txt"
 			# 3 s before pgbench's end, by the clock: the subshell dies with
 			# pgbench, and the first snapshot took time on a loaded machine
 			sleep "$(awk -v d="$dur" -v t0="$t0" -v now="$(date +%s.%N)" 'BEGIN { w = t0 + d - 3 - now; printf "%.3f", (w > 0 ? w : 0) }')"
-			{ date +%s.%N; cpu_snap; } >"$WORK/cpu_b.tmp" && mv "$WORK/cpu_b.tmp" "$WORK/cpu_b.txt"
+			{ date +%s.%N; bench_proc_snap; } >"$WORK/cpu_b.tmp" && mv "$WORK/cpu_b.tmp" "$WORK/cpu_b.txt"
 		) &
 		BENCH_BG_PIDS="$sampler $!"
 	fi

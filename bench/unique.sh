@@ -104,16 +104,6 @@ chown postgres "$WORK"
 q "CREATE EXTENSION lsm_am"
 pgb() { as_pg PGHOST="$PGHOST" PGPORT="$PGPORT" pgbench -n "$@" postgres; }
 
-# the server's processes' disk bytes read and written: "pid rbytes wbytes"
-io_snap() {
-	local pm pid
-	pm=$(head -n1 "$BENCH_DATADIR/postmaster.pid")
-	for pid in "$pm" $(ps --ppid "$pm" -o pid=); do
-		awk -v p="$pid" '$1 == "read_bytes:" { r = $2 } $1 == "write_bytes:" { w = $2 }
-			END { if (r != "") print p, r, w }' "/proc/$pid/io" 2>/dev/null || true
-	done
-}
-
 # unique_run: one run of BATCH rows per statement into table $t (index ${t}_u)
 unique_run() {
 	local c="b$BATCH" size n0 dup0 start_lsn end_lsn t0 rel idx_wal idx_fpi n1 dup_in
@@ -142,9 +132,9 @@ unique_run() {
 	# before its end (the clients' backends exit with pgbench)
 	(
 		sleep "$((DURATION / 3))"
-		{ date +%s.%N; io_snap; } >"$WORK/io_a.txt"
+		{ date +%s.%N; bench_proc_snap; } >"$WORK/io_a.txt"
 		sleep "$((DURATION - DURATION / 3 - 3))"
-		{ date +%s.%N; io_snap; } >"$WORK/io_b.txt"
+		{ date +%s.%N; bench_proc_snap; } >"$WORK/io_b.txt"
 	) &
 	io_pid=$!
 	BENCH_BG_PIDS="$io_pid"
@@ -172,8 +162,9 @@ unique_run() {
 	if [ -s "$WORK/io_a.txt" ] && [ -s "$WORK/io_b.txt" ]; then
 		io_rows=$(awk -v a="$(head -n1 "$WORK/io_a.txt")" -v b="$(head -n1 "$WORK/io_b.txt")" -v t0="$t0" -v bt="$BATCH" \
 			'$1 + t0 > a && $1 + t0 <= b { n++ } END { print n * bt }' "$WORK/tx_$id.txt")
-		read -r io_r io_w <<<"$(awk 'FNR == 1 { f++; next } f == 1 { r[$1] = $2; w[$1] = $3; next }
-			($1 in r) { dr += $2 - r[$1]; dw += $3 - w[$1] } END { print dr + 0, dw + 0 }' "$WORK/io_a.txt" "$WORK/io_b.txt")"
+		# bench_proc_snap's lines "pid group ticks rbytes wbytes"
+		read -r io_r io_w <<<"$(awk 'FNR == 1 { f++; next } NF != 5 { next } f == 1 { r[$1] = $4; w[$1] = $5; next }
+			($1 in r) { dr += $4 - r[$1]; dw += $5 - w[$1] } END { print dr + 0, dw + 0 }' "$WORK/io_a.txt" "$WORK/io_b.txt")"
 	fi
 	inserted=$((n1 - n0))
 	if [ "$BATCH" != 1 ]; then

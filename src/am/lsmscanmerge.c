@@ -258,6 +258,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	 */
 	if (so->runs_skipped)
 	{
+		/* no cursor, but an array: LsmScanTally counts a lookup whose
+		 * snapshot has one (NULL means counted already, or never taken) */
 		so->nruns = 0;
 		so->cursors = palloc0(sizeof(LsmRunCursor));
 	}
