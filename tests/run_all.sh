@@ -147,7 +147,7 @@ done
 LSM_PG17_CI_TAP=${LSM_PG17_CI_TAP:-"002_crash 004_differential 007_recovery 012_upgrade 030_parallel_build 031_parallel_scan"}
 if [ ${#VERSIONS[@]} -gt 1 ]; then
 	# One run of this script per version; the counts are summed.
-	total_pass=0 total_fail=0 lines=()
+	total_pass=0 total_fail=0 lines=() fail_text=
 	for v in "${VERSIONS[@]}"; do
 		lsm_log "==================== PostgreSQL $v ===================="
 		t0=$SECONDS
@@ -165,6 +165,13 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 			bash "$LSM_REPO/tests/run_all.sh" --pg "$v" "${vargs[@]}" 2>&1 | tee "$out"
 		rc=${PIPESTATUS[0]}
 		last=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out" | tail -n 1)
+		# this version's list of failures and their excerpts (its summary's
+		# "failed:" part), repeated in the summary of all versions
+		vfail=$(awk '/^==================== lsm_am test summary: PostgreSQL/ { s = 1 }
+			s && /^  failed:$/ { f = 1 }
+			f && /^[0-9]+ passed, [0-9]+ failed$/ { f = 0 }
+			f' "$out" | sed "s/^  failed:\$/  failed on $v:/")
+		[ -z "$vfail" ] || fail_text+=$vfail$'\n'
 		rm -f "$out"
 		if [ -n "$last" ]; then
 			p=${last%% passed*}
@@ -181,6 +188,7 @@ if [ ${#VERSIONS[@]} -gt 1 ]; then
 	echo
 	echo "==================== lsm_am test summary, all versions ===================="
 	for l in "${lines[@]}"; do echo "  $l"; done
+	[ -n "$fail_text" ] && printf '%s' "$fail_text"
 	echo "  total: ${SECONDS}s wall"
 	echo "$total_pass passed, $total_fail failed"
 	[ "$total_fail" -eq 0 ]
@@ -237,6 +245,7 @@ lsm_log "testing on $("$PG_CONFIG" --version) ($PG_CONFIG), $JOBS jobs at once$(
 PASSED=0
 FAILED=0
 FAILED_NAMES=()
+FAIL_LOGS=()
 TIMINGS=() # "SECONDS<TAB>NAME<TAB>NOTE", the table at the end
 
 # record ok|fail NAME: one result.  Inside a job it goes to the job's
@@ -294,6 +303,16 @@ summary() {
 	if [ ${#FAILED_NAMES[@]} -gt 0 ]; then
 		echo "  failed:"
 		for t in "${FAILED_NAMES[@]}"; do echo "    - $t"; done
+		# The failing jobs' own words again, here at the end, where a reader
+		# of only the last lines of a long run (CI's) still finds them: the
+		# lines that say what failed, then the log's last lines.
+		for t in "${FAIL_LOGS[@]}"; do
+			echo "  --- $PG_MAJOR ${t%%$'\t'*}: its failures, then its last lines ---"
+			grep -E 'not ok|Failed test|^ *# +(got|expected|at )|ERROR|PANIC|TRAP|FAILED|Dubious|died' "${t#*$'\t'}" |
+				grep -v 'TODO' | head -n 40 | sed 's/^/    | /'
+			echo "    | ..."
+			tail -n 15 "${t#*$'\t'}" | sed 's/^/    | /'
+		done
 	fi
 	echo "$PASSED passed, $FAILED failed"
 }
@@ -793,6 +812,8 @@ reap_job() {
 	[ $n_fail -eq 0 ] && printf '%s\t%s\n' "$id" "$secs" >>"$SCRATCH/times.new"
 	echo "==> [$NDONE/$NJOBS] $id: $([ $n_fail -eq 0 ] && echo ok || echo FAILED), ${secs}s"
 	sed 's/^/    /' "$dir/log"
+	[ $n_fail -gt 0 ] && FAIL_LOGS+=("$id"$'\t'"$dir/log")
+	return 0
 }
 
 STAGE_START=$SECONDS
