@@ -55,6 +55,7 @@
 #include "am/lsm_am.h"
 
 static uint32 wait_event_stall = 0;	/* "LsmInsertStall" (lsm_compat.h) */
+static uint32 wait_event_delay = 0;	/* "LsmInsertDelay" */
 
 /*
  * Would adding a key of len bytes need a chunk beyond the memtable's size?
@@ -118,16 +119,49 @@ LsmSelfServe(Relation index, uint32 l0_runs)
 #define LSM_STALL_SELF_SERVE_MS	1000
 
 /*
+ * Backpressure by rate (core/lsm_core_rate.h): tell the index's write rate
+ * of a batch of bytes just inserted (slot lock held) and return how long
+ * the backend must sleep before it goes on, in microseconds (0: not
+ * delayed).  The index is in debt by a unit for each level-0 run from
+ * lsm_am.l0_slowdown_trigger on, and by one more while all LSM_MAX_IMM
+ * immutable memtables wait for a flush.  Nothing is delayed where no worker
+ * can pay the debt (none available, or the index is new in this
+ * transaction): then backends do the work themselves, at the stop.
+ */
+static long
+LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
+{
+	uint32		debt = 0;
+	bool		help = true;
+	int			delayed;
+	int64		us;
+
+	if (slot->l0_runs >= (uint32) lsm_l0_slowdown_trigger)
+		debt += slot->l0_runs - (uint32) lsm_l0_slowdown_trigger + 1;
+	if (slot->nimm >= LSM_MAX_IMM)
+		debt++;
+	if (debt > 0)
+		help = !LsmIndexNewInXact(index) && LsmWorkersAvailable(MyDatabaseId);
+	us = lsm_write_rate_batch(&slot->delay, bytes, debt, help,
+							  GetCurrentTimestamp(), &delayed);
+	if (delayed)
+		slot->stalls_slowdown++;
+	return (long) us;
+}
+
+/*
  * Insert ents[*done .. n) in order.  *done counts the entries appended to
  * both the log and the memtable; on ERROR it tells the caller where to
  * resume.
  *
  * A full memtable becomes immutable and a fresh one takes the entries (a
  * metapage record, no I/O wait); a worker flushes it.  Backpressure, as
- * RocksDB: with lsm_am.l0_slowdown_trigger level-0 runs each batch sleeps a
- * little; with all LSM_MAX_IMM immutable memtables waiting, or
- * lsm_am.l0_stop_trigger level-0 runs, inserts wait for the workers; if no
- * worker can be had (or none came for a second) the backend does the work.
+ * RocksDB: from lsm_am.l0_slowdown_trigger level-0 runs, or with all
+ * LSM_MAX_IMM immutable memtables waiting, batches go at a shared rate that
+ * follows the workers' pace (LsmInsertDelay); with lsm_am.l0_stop_trigger
+ * level-0 runs, or a full memtable and LSM_MAX_IMM waiting, inserts wait
+ * for the workers; if no worker can be had (or none came for a second) the
+ * backend does the work.
  */
 static void
 LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *done)
@@ -136,8 +170,9 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 	bool		counted = false;
 	bool		arena_short = false;
 	bool		self_serve = false;
-	int			slowdown = 0;
+	long		delay_us = 0;
 	uint32		l0 = 0;
+	uint64		bytes = 0;		/* entry bytes inserted by this call */
 
 	while (*done < n)
 	{
@@ -201,6 +236,8 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 				LsmSlotRelease(index, slot);
 				LsmReportStatus(index, st, InvalidBlockNumber, "inserting into the memtable");
 			}
+			for (size_t j = 0; j < inserted; j++)
+				bytes += ents[i + j].len;
 			i += (int) inserted;
 		}
 		if (i > first)
@@ -257,11 +294,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		}
 		ConditionVariableCancelSleep();
 
-		if (slot->l0_runs >= (uint32) lsm_l0_slowdown_trigger)
-		{
-			slowdown = slot->l0_runs - lsm_l0_slowdown_trigger + 1;
-			slot->stalls_slowdown++;
-		}
+		delay_us = LsmInsertDelay(index, slot, bytes);
 		if (counted)
 		{
 			long		secs;
@@ -288,11 +321,19 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			LsmWakeWorkers(dbid);
 	}
 
-	if (slowdown > 0)
+	if (delay_us > 0)
 	{
-		/* 100 us per level-0 run over the trigger, at most 10 ms */
-		pg_usleep(Min(slowdown * 100L, 10000L));
-		CHECK_FOR_INTERRUPTS();
+		/* the index's workers are behind: go at the shared rate */
+		pgstat_report_wait_start(LsmWaitEventNamed("LsmInsertDelay", &wait_event_delay));
+		while (delay_us > 0)
+		{
+			long		us = Min(delay_us, 100000L);
+
+			pg_usleep(us);
+			delay_us -= us;
+			CHECK_FOR_INTERRUPTS();
+		}
+		pgstat_report_wait_end();
 	}
 	if (self_serve)
 		(void) LsmSelfServe(index, l0);

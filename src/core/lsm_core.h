@@ -459,5 +459,6 @@ void		lsm_core_bind_runtime(void) LSM_NOEXCEPT;
 /* Further parts of the C API, one header each (same rules as above). */
 #include "lsm_core_bloom.h"		/* bloom filters of runs */
 #include "lsm_core_picker.h"	/* compaction picker */
+#include "lsm_core_rate.h"		/* the delayed write rate */
 
 #endif							/* LSM_CORE_H */

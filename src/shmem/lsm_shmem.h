@@ -142,7 +142,7 @@ typedef struct LsmSlot
 	 * durable; reset with the slot) */
 	uint32		l0_runs;		/* L0 runs in the manifest, last seen */
 	bool		vacuum_waiting; /* VACUUM wants maintenance to yield */
-	uint64		stalls_slowdown;	/* inserts delayed (l0_slowdown_trigger) */
+	uint64		stalls_slowdown;	/* insert batches delayed (LsmInsertDelay) */
 	uint64		stalls_stop;	/* inserts that waited */
 	uint64		stall_us;		/* time inserts spent stalled */
 	uint64		self_flushes;	/* flushes done by backends (no worker) */
@@ -151,6 +151,7 @@ typedef struct LsmSlot
 	uint64		wal_compact;	/* WAL bytes of compactions */
 	TimestampTz last_flush_at;	/* end of the last flush; 0: none seen */
 	TimestampTz last_compaction_at; /* end of the last compaction or move */
+	LsmWriteRate delay;			/* inserts' backpressure (am/lsminsert.c) */
 	ConditionVariable cv;		/* broadcast when a flush or compaction ends */
 
 	/*

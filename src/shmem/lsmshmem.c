@@ -238,6 +238,7 @@ LsmSlotTryAssign(Relation index, uint32 *generation)
 				s->self_flushes = 0;
 				s->wal_log = s->wal_flush = s->wal_compact = 0;
 				s->last_flush_at = s->last_compaction_at = 0;
+				memset(&s->delay, 0, sizeof(s->delay));
 				LsmSlotResetLookupCounters(s);
 				s->dbid = dbid;
 				s->spcid = spc;

@@ -686,8 +686,10 @@ note 'inserted rows: ' . sql('SELECT count(*) - 20000 FROM t_stall');
 cmp_ok($nsamples, '>', 100, "level 0 was sampled often ($nsamples samples in $STALL_SECONDS s)");
 cmp_ok($max_stall_l0, '<=', 10,
 	"level 0 never held more than l0_stop_trigger = 10 runs (max $max_stall_l0)");
-cmp_ok($s->{stops} + $s->{slowdowns}, '>', 0,
-	"inserts were slowed down or stopped ($s->{slowdowns} slowdowns, $s->{stops} stops, $s->{stall_ms} ms)");
+# level 0 reaches the slowdown trigger: batches are delayed by the index's
+# write rate from there on
+cmp_ok($s->{slowdowns}, '>', 0,
+	"inserts were slowed down ($s->{slowdowns} slowdowns, $s->{stops} stops, $s->{stall_ms} ms, max L0 $max_stall_l0)");
 set_system('lsm_am.l0_slowdown_trigger' => 20, 'lsm_am.l0_stop_trigger' => 36,
 	'lsm_am.flush_delay_ms' => 0);
 wait_merges('t_stall_k', 'stall phase');
