@@ -118,13 +118,21 @@ LsmSelfServe(Relation index, uint32 l0_runs)
 /* How long a stalled insert waits for a worker before doing the work itself. */
 #define LSM_STALL_SELF_SERVE_MS	1000
 
+/* Units of debt a full active memtable adds while LSM_MAX_IMM wait. */
+#define LSM_DELAY_IMM_UNITS		16
+
 /*
  * Backpressure by rate (core/lsm_core_rate.h): tell the index's write rate
  * of a batch of bytes just inserted (slot lock held) and return how long
  * the backend must sleep before it goes on, in microseconds (0: not
  * delayed).  The index is in debt by a unit for each level-0 run from
- * lsm_am.l0_slowdown_trigger on, and by one more while all LSM_MAX_IMM
- * immutable memtables wait for a flush.  Nothing is delayed where no worker
+ * lsm_am.l0_slowdown_trigger on, and while all LSM_MAX_IMM immutable
+ * memtables wait for a flush by one more, plus up to LSM_DELAY_IMM_UNITS
+ * as the active memtable fills towards the stop (when it is full, inserts
+ * wait for the flush): the rate falls to 0.8^17, 2%, of where it started
+ * by then.  Flushes are the first to fall behind fast random
+ * inserts (a 4 MB memtable fills in a third of a second at 450,000 rows a
+ * second, and one flush at a time writes it out).  Nothing is delayed where no worker
  * can pay the debt (none available, or the index is new in this
  * transaction): then backends do the work themselves, at the stop.
  */
@@ -139,7 +147,13 @@ LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
 	if (slot->l0_runs >= (uint32) lsm_l0_slowdown_trigger)
 		debt += slot->l0_runs - (uint32) lsm_l0_slowdown_trigger + 1;
 	if (slot->nimm >= LSM_MAX_IMM)
-		debt++;
+	{
+		/* graded by the active memtable's fill: a full one stops inserts */
+		double		fill = (double) lsm_memtable_memory(lsm_shared->arena, &slot->mt) /
+			((double) LsmMemtableSizeKb(index) * 1024);
+
+		debt += 1 + (uint32) (Min(Max(fill, 0.0), 1.0) * LSM_DELAY_IMM_UNITS);
+	}
 	if (debt > 0)
 		help = !LsmIndexNewInXact(index) && LsmWorkersAvailable(MyDatabaseId);
 	us = lsm_write_rate_batch(&slot->delay, bytes, debt, help,
