@@ -122,19 +122,14 @@ LsmSelfServe(Relation index, uint32 l0_runs)
 #define LSM_DELAY_IMM_UNITS		16
 
 /*
- * Backpressure by rate (core/lsm_core_rate.h): tell the index's write rate
- * of a batch of bytes just inserted (slot lock held) and return how long
- * the backend must sleep before it goes on, in microseconds (0: not
- * delayed).  The index is in debt by a unit for each level-0 run from
- * lsm_am.l0_slowdown_trigger on, and while all LSM_MAX_IMM immutable
- * memtables wait for a flush by one more, plus up to LSM_DELAY_IMM_UNITS
- * as the active memtable fills towards the stop (when it is full, inserts
- * wait for the flush): the rate falls to 0.8^17, 2%, of where it started
- * by then.  Flushes are the first to fall behind fast random
- * inserts (a 4 MB memtable fills in a third of a second at 450,000 rows a
- * second, and one flush at a time writes it out).  Nothing is delayed where no worker
- * can pay the debt (none available, or the index is new in this
- * transaction): then backends do the work themselves, at the stop.
+ * Backpressure by rate (core/lsm_core_rate.h has the model): tell the
+ * index's write rate of the bytes a batch just inserted (slot lock held);
+ * returns the microseconds to sleep.  Debt: a unit per level-0 run from
+ * lsm_am.l0_slowdown_trigger on, and while all LSM_MAX_IMM immutables wait
+ * for a flush, 1 + up to LSM_DELAY_IMM_UNITS as the active memtable fills
+ * towards the stop (the rate is down to 0.8^17, 2%, when it is full):
+ * flushes fall behind first (a 4 MB memtable fills in a third of a second
+ * at 450,000 rows/s).  No delay where no worker can pay the debt.
  */
 static long
 LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
@@ -148,7 +143,6 @@ LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
 		debt += slot->l0_runs - (uint32) lsm_l0_slowdown_trigger + 1;
 	if (slot->nimm >= LSM_MAX_IMM)
 	{
-		/* graded by the active memtable's fill: a full one stops inserts */
 		double		fill = (double) lsm_memtable_memory(lsm_shared->arena, &slot->mt) /
 			((double) LsmMemtableSizeKb(index) * 1024);
 
@@ -169,13 +163,10 @@ LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
  * resume.
  *
  * A full memtable becomes immutable and a fresh one takes the entries (a
- * metapage record, no I/O wait); a worker flushes it.  Backpressure, as
- * RocksDB: from lsm_am.l0_slowdown_trigger level-0 runs, or with all
- * LSM_MAX_IMM immutable memtables waiting, batches go at a shared rate that
- * follows the workers' pace (LsmInsertDelay); with lsm_am.l0_stop_trigger
- * level-0 runs, or a full memtable and LSM_MAX_IMM waiting, inserts wait
- * for the workers; if no worker can be had (or none came for a second) the
- * backend does the work.
+ * metapage record, no I/O wait); a worker flushes it.  Backpressure: a
+ * shared rate (LsmInsertDelay), then the stop at lsm_am.l0_stop_trigger
+ * level-0 runs or a full memtable with LSM_MAX_IMM waiting, where inserts
+ * wait for the workers or, with none (or none for a second), do the work.
  */
 static void
 LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *done)
