@@ -34,6 +34,10 @@
 # PostgreSQL's defaults), and (by duration only) the CPU each row costs over
 # the last third: the inserting backends', lsm_am's workers' and the other
 # server processes' utime + stime from /proc, with the machine's idle share.
+# For lsm, once its merges are idle: write amplification, the run pages its
+# flushes and merges wrote during the run (maintenance_stats'
+# pages_flushed + pages_compacted) per row and per page the run's rows
+# occupy at the end, next to the policy's textbook model (write_amp below).
 # Targets: each index against noindex (the ceiling, lsm >= 50%) and against
 # btree (lsm rows/s >= 2x, p99 no worse).
 # (c) Then, on the same table after VACUUM ANALYZE, with seq and bitmap scans
@@ -247,9 +251,9 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		csv_add "$RAW" ingest 1 "$var" "$key" preload_index_mb "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0)")"
 		lsm_log "index built in $((SECONDS - tb)) s: $(q "SELECT pg_size_pretty(pg_relation_size('ing_k'))") (table $(q "SELECT pg_size_pretty(pg_relation_size('ing'))"))"
 	fi
-	local stops0=0 stall0=0
+	local stops0=0 stall0=0 pf0=0 pc0=0
 	if [[ $var == lsm* ]]; then
-		read -r stops0 stall0 <<<"$(q "SELECT stops, stall_ms FROM lsm_am.maintenance_stats('ing_k')" | tr '|' ' ')"
+		read -r stops0 stall0 pf0 pc0 <<<"$(q "SELECT stops, stall_ms, pages_flushed, pages_compacted FROM lsm_am.maintenance_stats('ing_k')" | tr '|' ' ')"
 	fi
 	[ -z "${BENCH_CGROUP:-}" ] || bench_cgroup_peak_reset
 	echo "INSERT INTO ing SELECT $(key_expr "$key") FROM generate_series(1, $BATCH);" >"$WORK/ins.sql"
@@ -457,6 +461,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		add space_amp "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
 		q "SELECT lsm_am.wait_for_merges('ing_k', '10 minutes')" >/dev/null
 		add space_amp_idle "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
+		write_amp "$n" "$pf0" "$pc0" "$clause"
 		if [ -z "$CAP" ]; then # (under a cap, reads_one's VACUUM ANALYZE is the one pass over the table)
 			q "VACUUM ing" >/dev/null
 			add index_mb_vacuum "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0, 1)")"
@@ -464,6 +469,39 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		fi
 	fi
 	awk -F, -v k="$key" -v v="$var" '$1 == "ingest" && $3 == v && $4 == k { printf "    %s=%s", $5, $6 } END { print "" }' "$RAW" | fold -w 160 >&2
+}
+
+# write_amp ROWS PAGES_FLUSHED0 PAGES_COMPACTED0 CLAUSE: once the merges are
+# idle, the run pages this run's flushes and merges wrote (maintenance_stats'
+# pages_flushed + pages_compacted, less their values before the run), per
+# row and per page the run's rows now occupy (the index's run pages times
+# this run's share of its entries): how many times each entry was written.
+# Next to it the textbook model for the policy with L the deepest level
+# holding runs and T the size ratio: leveled 1 + L T / 2 (a flush, then
+# about T/2 rewrites per level as it fills), tiered 1 + L (once per level),
+# lazy L + T / 2 (once per tiered level, T/2 at the last).
+write_amp() {
+	local rows=$1 pf0=$2 pc0=$3 clause=$4 row pol ratio
+	row=$(q "SELECT m.pages_flushed - $pf0, m.pages_compacted - $pc0, c.run_pages,
+	                (SELECT sum(entries) FROM lsm_am.index_info('ing_k')),
+	                coalesce((SELECT max(l - 1) FROM unnest(m.runs_per_level) WITH ORDINALITY AS u(r, l) WHERE r > 0), 0)
+	         FROM lsm_am.maintenance_stats('ing_k') m, lsm_am.check_index('ing_k') c")
+	pol=leveled
+	case $clause in *tiered*) pol=tiered ;; *lazy*) pol=lazy ;; esac
+	ratio=$(sed -n 's/.*size_ratio *= *\([0-9]*\).*/\1/p' <<<"$clause")
+	awk -F'|' -v rows="$rows" -v pol="$pol" -v t="${ratio:-10}" '{
+		pf = $1; pc = $2; rp = $3; ent = $4; lv = $5
+		printf "run_pages_written_per_row %.3f\n", (pf + pc) / rows
+		printf "run_bytes_written_per_row %.1f\n", (pf + pc) * 8192 / rows
+		own = (ent > 0) ? rp * (rows < ent ? rows / ent : 1) : 0
+		printf "write_amp %s\n", (own > 0) ? sprintf("%.1f", (pf + pc) / own) : "n/a"
+		printf "write_amp_flush %s\n", (own > 0) ? sprintf("%.2f", pf / own) : "n/a"
+		if (pol == "tiered") m = 1 + lv; else if (pol == "lazy") m = lv + t / 2; else m = 1 + lv * t / 2
+		printf "write_amp_model %.1f\n", m
+		printf "deepest_level %d\n", lv
+	}' <<<"$row" >"$WORK/wa.txt"
+	local k v
+	while read -r k v; do add "$k" "$v"; done <"$WORK/wa.txt"
 }
 
 # ---------------------------------------------------------------- (c) reads
@@ -728,6 +766,21 @@ BASE=${VAR_LIST[0]}
 				"$(fmt_num "$(M ingest "$var" "$key" index_mb)" 1)" \
 				"$(M ingest "$var" "$key" space_amp)" "$(M ingest "$var" "$key" space_amp_idle)" \
 				"$(M ingest "$var" "$key" index_mb_vacuum)" "$(M ingest "$var" "$key" space_amp_vacuum)"
+		done
+	done
+	echo
+	echo "(b) lsm write amplification: run pages its flushes and merges wrote during the run and until idle"
+	echo "    (maintenance_stats: pages_flushed + pages_compacted), per row and per page the run's rows occupy"
+	echo "    at the end (times each entry was written; of it by flushes), and the policy's textbook model with"
+	echo "    L the deepest level holding runs, T the size ratio: leveled 1 + L*T/2, tiered 1 + L, lazy L + T/2"
+	printf '  %-10s %-11s %10s %10s %8s %8s %8s %4s\n' key index "pages/row" "bytes/row" "written" "flushes" "model" L
+	for key in "${KEY_LIST[@]}"; do
+		for var in "${VAR_LIST[@]}"; do
+			[[ $var == lsm* ]] || continue
+			printf '  %-10s %-11s %10s %10s %8s %8s %8s %4s\n' "$key" "$var" \
+				"$(M ingest "$var" "$key" run_pages_written_per_row)" "$(M ingest "$var" "$key" run_bytes_written_per_row)" \
+				"$(M ingest "$var" "$key" write_amp)" "$(M ingest "$var" "$key" write_amp_flush)" \
+				"$(M ingest "$var" "$key" write_amp_model)" "$(M ingest "$var" "$key" deepest_level)"
 		done
 	done
 	if [ -n "$DURATION" ]; then
