@@ -121,23 +121,26 @@ LsmSelfServe(Relation index, uint32 l0_runs)
 /* Units of debt a full active memtable adds while LSM_MAX_IMM wait. */
 #define LSM_DELAY_IMM_UNITS		16
 
+/* Can a worker serve the index?  None can lock one this transaction created. */
+static bool
+LsmWorkersServe(Relation index)
+{
+	return !LsmIndexNewInXact(index) && LsmWorkersAvailable(MyDatabaseId);
+}
+
 /*
- * Backpressure by rate (core/lsm_core_rate.h has the model): tell the
- * index's write rate of the bytes a batch just inserted (slot lock held);
- * returns the microseconds to sleep.  Debt: a unit per level-0 run from
+ * The index's debt for backpressure by rate (core/lsm_core_rate.h has the
+ * model; slot lock held): a unit per level-0 run from
  * lsm_am.l0_slowdown_trigger on, and while all LSM_MAX_IMM immutables wait
  * for a flush, 1 + up to LSM_DELAY_IMM_UNITS as the active memtable fills
  * towards the stop (the rate is down to 0.8^17, 2%, when it is full):
  * flushes fall behind first (a 4 MB memtable fills in a third of a second
- * at 450,000 rows/s).  No delay where no worker can pay the debt.
+ * at 450,000 rows/s).
  */
-static long
-LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
+static uint32
+LsmInsertDebt(Relation index, LsmSlot *slot)
 {
 	uint32		debt = 0;
-	bool		help = true;
-	int			delayed;
-	int64		us;
 
 	if (slot->l0_runs >= (uint32) lsm_l0_slowdown_trigger)
 		debt += slot->l0_runs - (uint32) lsm_l0_slowdown_trigger + 1;
@@ -148,13 +151,7 @@ LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
 
 		debt += 1 + (uint32) (Min(Max(fill, 0.0), 1.0) * LSM_DELAY_IMM_UNITS);
 	}
-	if (debt > 0)
-		help = !LsmIndexNewInXact(index) && LsmWorkersAvailable(MyDatabaseId);
-	us = lsm_write_rate_batch(&slot->delay, bytes, debt, help,
-							  GetCurrentTimestamp(), &delayed);
-	if (delayed)
-		slot->stalls_slowdown++;
-	return (long) us;
+	return debt;
 }
 
 /*
@@ -164,7 +161,7 @@ LsmInsertDelay(Relation index, LsmSlot *slot, uint64 bytes)
  *
  * A full memtable becomes immutable and a fresh one takes the entries (a
  * metapage record, no I/O wait); a worker flushes it.  Backpressure: a
- * shared rate (LsmInsertDelay), then the stop at lsm_am.l0_stop_trigger
+ * shared rate (LsmInsertDebt), then the stop at lsm_am.l0_stop_trigger
  * level-0 runs or a full memtable with LSM_MAX_IMM waiting, where inserts
  * wait for the workers or, with none (or none for a second), do the work.
  */
@@ -184,6 +181,9 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 		bool		stall = false;
 		bool		arena_wait = false;
+		uint32		debt;
+		bool		served;
+		int			delayed;
 		int			first = *done;	/* first entry not yet logged */
 		int			i;
 		int64		wal0 = pgWalUsage.wal_bytes;
@@ -285,7 +285,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			l0_runs = slot->l0_runs;
 			LsmSlotRelease(index, slot);
 			LsmWakeWorkers(MyDatabaseId);
-			serve = !LsmWorkersAvailable(MyDatabaseId) || LsmIndexNewInXact(index) ||
+			serve = !LsmWorkersServe(index) ||
 				TimestampDifferenceExceeds(stall_start, GetCurrentTimestamp(),
 										   LSM_STALL_SELF_SERVE_MS);
 			/* work ourselves if no worker does; else (or if the locks are
@@ -299,7 +299,14 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		}
 		ConditionVariableCancelSleep();
 
-		delay_us = LsmInsertDelay(index, slot, bytes);
+		/* the workers' state, asked once and only where it matters */
+		debt = LsmInsertDebt(index, slot);
+		served = (slot->nimm == 0 && debt == 0) || LsmWorkersServe(index);
+		/* the index's write rate: how long this batch waits its turn */
+		delay_us = (long) lsm_write_rate_batch(&slot->delay, bytes, debt, served,
+											   GetCurrentTimestamp(), &delayed);
+		if (delayed)
+			slot->stalls_slowdown++;
 		if (counted)
 		{
 			long		secs;
@@ -309,9 +316,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			slot->stall_us += (uint64) secs * 1000000 + usecs;
 			counted = false;
 		}
-		/* no worker can lock an index this transaction created */
-		self_serve = slot->nimm > 0 &&
-			(LsmIndexNewInXact(index) || !LsmWorkersAvailable(MyDatabaseId));
+		self_serve = slot->nimm > 0 && !served;
 		l0 = slot->l0_runs;
 		arena_short = LsmArenaShort();
 		LsmSlotRelease(index, slot);
