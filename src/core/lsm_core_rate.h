@@ -62,8 +62,8 @@ typedef struct LsmWriteRate
  * nonzero if something (a worker) can pay the debt; with none, waiting
  * would not, and nothing is delayed.  Returns the microseconds the batch
  * must sleep before its writer goes on (0: none; at most
- * LSM_RATE_MAX_SLEEP_US).  Counts the batch as delayed in *delayed when it
- * returns more than 0 or was in debt (so callers can count slowdowns).
+ * LSM_RATE_MAX_SLEEP_US).  *delayed: 1 when the batch took its turn on the
+ * shared clock (in debt, help, bytes > 0), else 0 (callers count slowdowns).
  */
 int64_t		lsm_write_rate_batch(LsmWriteRate *w, uint64_t bytes, uint32_t debt,
 								 int help, int64_t now_us, int *delayed) LSM_NOEXCEPT;
