@@ -844,7 +844,8 @@ if [ ${#FILTERS[@]} -gt 0 ] && [ "$MATCHED" -eq 0 ] &&
 	record fail "filter '${FILTERS[*]}' matches no test file"
 fi
 
+# the summary first: it quotes the failing jobs' logs, which are in $SCRATCH
+summary
 cleanup
 trap - EXIT
-summary
 [ "$FAILED" -eq 0 ]
