@@ -251,9 +251,9 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		csv_add "$RAW" ingest 1 "$var" "$key" preload_index_mb "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0)")"
 		lsm_log "index built in $((SECONDS - tb)) s: $(q "SELECT pg_size_pretty(pg_relation_size('ing_k'))") (table $(q "SELECT pg_size_pretty(pg_relation_size('ing'))"))"
 	fi
-	local stops0=0 stall0=0 pf0=0 pc0=0
+	local stops0=0 stall0=0 pf0=0 pc0=0 lp0='{0}'
 	if [[ $var == lsm* ]]; then
-		read -r stops0 stall0 pf0 pc0 <<<"$(q "SELECT stops, stall_ms, pages_flushed, pages_compacted FROM lsm_am.maintenance_stats('ing_k')" | tr '|' ' ')"
+		read -r stops0 stall0 pf0 pc0 lp0 <<<"$(q "SELECT stops, stall_ms, pages_flushed, pages_compacted, pages_written_per_level FROM lsm_am.maintenance_stats('ing_k')" | tr '|' ' ')"
 	fi
 	[ -z "${BENCH_CGROUP:-}" ] || bench_cgroup_peak_reset
 	echo "INSERT INTO ing SELECT $(key_expr "$key") FROM generate_series(1, $BATCH);" >"$WORK/ins.sql"
@@ -461,7 +461,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		add space_amp "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
 		q "SELECT lsm_am.wait_for_merges('ing_k', '10 minutes')" >/dev/null
 		add space_amp_idle "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
-		write_amp "$n" "$pf0" "$pc0" "$clause"
+		write_amp "$n" "$pf0" "$pc0" "$clause" "$lp0"
 		if [ -z "$CAP" ]; then # (under a cap, reads_one's VACUUM ANALYZE is the one pass over the table)
 			q "VACUUM ing" >/dev/null
 			add index_mb_vacuum "$(q "SELECT round(pg_relation_size('ing_k') / 1048576.0, 1)")"
@@ -479,12 +479,16 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 # Next to it the textbook model for the policy with L the deepest level
 # holding runs and T the size ratio: leveled 1 + L T / 2 (a flush, then
 # about T/2 rewrites per level as it fills), tiered 1 + L (once per level),
-# lazy L + T / 2 (once per tiered level, T/2 at the last).
+# lazy L + T / 2 (once per tiered level, T/2 at the last).  Per level
+# (maintenance_stats' pages_written_per_level, less its value before the
+# run): the pages written into level i per page flushed into level 0,
+# write_amp_level_i; their sum plus 1 is the whole, per page flushed.
 write_amp() {
-	local rows=$1 pf0=$2 pc0=$3 clause=$4 row pol ratio
+	local rows=$1 pf0=$2 pc0=$3 clause=$4 lp0=$5 row pol ratio
 	row=$(q "SELECT m.pages_flushed - $pf0, m.pages_compacted - $pc0, c.run_pages,
 	                (SELECT sum(entries) FROM lsm_am.index_info('ing_k')),
-	                coalesce((SELECT max(l - 1) FROM unnest(m.runs_per_level) WITH ORDINALITY AS u(r, l) WHERE r > 0), 0)
+	                coalesce((SELECT max(l - 1) FROM unnest(m.runs_per_level) WITH ORDINALITY AS u(r, l) WHERE r > 0), 0),
+	                btrim(m.pages_written_per_level::text, '{}'), btrim('$lp0', '{}')
 	         FROM lsm_am.maintenance_stats('ing_k') m, lsm_am.check_index('ing_k') c")
 	pol=leveled
 	case $clause in *tiered*) pol=tiered ;; *lazy*) pol=lazy ;; esac
@@ -499,6 +503,14 @@ write_amp() {
 		if (pol == "tiered") m = 1 + lv; else if (pol == "lazy") m = lv + t / 2; else m = 1 + lv * t / 2
 		printf "write_amp_model %.1f\n", m
 		printf "deepest_level %d\n", lv
+		nb = split($6, now, ","); split($7, was, ",")
+		base = now[1] - was[1]
+		tot = 0
+		for (i = 1; i <= nb; i++) {
+			d = now[i] - was[i]; tot += d
+			if (i > 1 && base > 0) printf "write_amp_level_%d %.2f\n", i - 1, d / base
+		}
+		if (base > 0) printf "write_amp_per_flushed %.2f\n", tot / base
 	}' <<<"$row" >"$WORK/wa.txt"
 	local k v
 	while read -r k v; do add "$k" "$v"; done <"$WORK/wa.txt"
@@ -772,15 +784,25 @@ BASE=${VAR_LIST[0]}
 	echo "(b) lsm write amplification: run pages its flushes and merges wrote during the run and until idle"
 	echo "    (maintenance_stats: pages_flushed + pages_compacted), per row and per page the run's rows occupy"
 	echo "    at the end (times each entry was written; of it by flushes), and the policy's textbook model with"
-	echo "    L the deepest level holding runs, T the size ratio: leveled 1 + L*T/2, tiered 1 + L, lazy L + T/2"
-	printf '  %-10s %-11s %10s %10s %8s %8s %8s %4s\n' key index "pages/row" "bytes/row" "written" "flushes" "model" L
+	echo "    L the deepest level holding runs, T the size ratio: leveled 1 + L*T/2, tiered 1 + L, lazy L + T/2;"
+	echo "    then per level (maintenance_stats' pages_written_per_level): pages written into L1, L2, ... per page"
+	echo "    flushed into L0, and all of them (L0 included) per page flushed"
+	printf '  %-10s %-11s %10s %10s %8s %8s %8s %4s  %s\n' key index "pages/row" "bytes/row" "written" "flushes" "model" L \
+		"per page flushed: L1 L2 ... = all"
 	for key in "${KEY_LIST[@]}"; do
 		for var in "${VAR_LIST[@]}"; do
 			[[ $var == lsm* ]] || continue
-			printf '  %-10s %-11s %10s %10s %8s %8s %8s %4s\n' "$key" "$var" \
+			lv_txt=''
+			for i in 1 2 3 4 5 6 7 8; do
+				w=$(M ingest "$var" "$key" "write_amp_level_$i")
+				[ "$w" = - ] && break
+				lv_txt+="$w "
+			done
+			printf '  %-10s %-11s %10s %10s %8s %8s %8s %4s  %s= %s\n' "$key" "$var" \
 				"$(M ingest "$var" "$key" run_pages_written_per_row)" "$(M ingest "$var" "$key" run_bytes_written_per_row)" \
 				"$(M ingest "$var" "$key" write_amp)" "$(M ingest "$var" "$key" write_amp_flush)" \
-				"$(M ingest "$var" "$key" write_amp_model)" "$(M ingest "$var" "$key" deepest_level)"
+				"$(M ingest "$var" "$key" write_amp_model)" "$(M ingest "$var" "$key" deepest_level)" \
+				"$lv_txt" "$(M ingest "$var" "$key" write_amp_per_flushed)"
 		done
 	done
 	if [ -n "$DURATION" ]; then

@@ -311,6 +311,15 @@ lsm_wait_for_merges(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(lsm_maintenance_stats);
 
+/*
+ * The columns of maintenance_stats: 20 in the catalog of lsm_am 0.2 to 0.4,
+ * 22 from 0.5 on (pages_written_per_level, write_amplification).  This
+ * library fills as many as the installed catalog declares, so it serves an
+ * extension not yet updated (ALTER EXTENSION lsm_am UPDATE).
+ */
+#define LSM_MSTATS_COLS_V2		20
+#define LSM_MSTATS_COLS			22
+
 /* lsm_am.maintenance_stats(regclass): flushes, compactions, stalls, WAL. */
 Datum
 lsm_maintenance_stats(PG_FUNCTION_ARGS)
@@ -320,8 +329,8 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	LsmSlot    *slot;
 	LsmMetaPageData *meta = palloc(sizeof(LsmMetaPageData));
-	Datum		values[20];
-	bool		nulls[20] = {0};
+	Datum		values[LSM_MSTATS_COLS];
+	bool		nulls[LSM_MSTATS_COLS] = {0};
 	uint64		live_pages = 1;	/* the metapage */
 	BlockNumber file_pages;
 	int			n = 0;
@@ -332,6 +341,12 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	LsmCheckPreloaded();
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != LSM_MSTATS_COLS && tupdesc->natts != LSM_MSTATS_COLS_V2)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lsm_am.maintenance_stats() is declared with %d columns, this lsm_am library fills %d or %d",
+						tupdesc->natts, LSM_MSTATS_COLS_V2, LSM_MSTATS_COLS),
+				 errhint("Update the extension with ALTER EXTENSION lsm_am UPDATE.")));
 	index = LsmOpenIndex(relid, AccessShareLock, LSM_OPEN_READ);
 	slot = LsmSlotAcquire(index, LW_SHARED);
 	LsmReadMeta(index, meta, NULL);
@@ -381,9 +396,37 @@ lsm_maintenance_stats(PG_FUNCTION_ARGS)
 	values[n++] = Int64GetDatum(file_pages);
 	/* file pages per live page (runs, log, metapage) */
 	values[n++] = Float8GetDatum((double) file_pages / live_pages);
+	{
+		/*
+		 * Run pages written into each level since the slot was loaded, up to
+		 * the deepest level written; write amplification: all of them per
+		 * page flushed (NULL before the first flush)
+		 */
+		int			last = 0;
+		uint64		all = 0;
+		Datum	   *elems;
+
+		for (int i = 0; i <= LSM_PICK_MAX_LEVEL; i++)
+		{
+			all += slot->level_pages[i];
+			if (slot->level_pages[i] > 0)
+				last = i;
+		}
+		elems = palloc(sizeof(Datum) * (last + 1));
+		for (int i = 0; i <= last; i++)
+			elems[i] = Int64GetDatum((int64) slot->level_pages[i]);
+		values[n++] = PointerGetDatum(construct_array(elems, last + 1, INT8OID, sizeof(int64),
+													  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		if (slot->level_pages[0] > 0)
+			values[n] = Float8GetDatum((double) all / slot->level_pages[0]);
+		else
+			nulls[n] = true;
+		n++;
+	}
 	LsmSlotRelease(index, slot);
 	relation_close(index, AccessShareLock);
 	Assert(n == lengthof(values));
+	/* a catalog of 0.2-0.4 declares the first 20 columns only */
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

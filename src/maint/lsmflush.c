@@ -219,6 +219,8 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 	}
 	slot->pins--;
 	slot->wal_flush += pgWalUsage.wal_bytes - wal0;
+	if (kept > 0)
+		slot->level_pages[0] += ref.npages;
 	slot->last_flush_at = GetCurrentTimestamp();
 	if (!LsmIsWorker())
 		slot->self_flushes++;

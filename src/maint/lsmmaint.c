@@ -107,13 +107,20 @@ LsmWorkPendingGuts(Relation index)
 	return pending;
 }
 
-/* After a compaction: refresh the slot's view and wake stalled inserts. */
+/*
+ * After a compaction: refresh the slot's view, count the pages of its
+ * outputs (a merge's; nouts = 0 for a move or a relocation) into their
+ * level, and wake stalled inserts.
+ */
 static void
-LsmCompactionDone(Relation index, const LsmMetaPageData *m, bool compaction)
+LsmCompactionDone(Relation index, const LsmMetaPageData *m, bool compaction,
+				  const LsmRunRef *outs, int nouts)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 
 	slot->l0_runs = LsmCountLevel0(m);
+	for (int j = 0; j < nouts; j++)
+		slot->level_pages[Min(outs[j].level, LSM_PICK_MAX_LEVEL)] += outs[j].npages;
 	if (compaction)
 		slot->last_compaction_at = GetCurrentTimestamp();
 	LsmSlotRelease(index, slot);
@@ -197,7 +204,7 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 	memcpy(copy, m, sizeof(LsmMetaPageData));
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
-	LsmCompactionDone(index, copy, !relocated);
+	LsmCompactionDone(index, copy, !relocated, outs, (outs != NULL && !relocated) ? nouts : 0);
 	pfree(copy);
 }
 

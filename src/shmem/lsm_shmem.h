@@ -149,6 +149,12 @@ typedef struct LsmSlot
 	uint64		wal_log;		/* WAL bytes of log appends */
 	uint64		wal_flush;		/* WAL bytes of flushes */
 	uint64		wal_compact;	/* WAL bytes of compactions */
+	uint64		level_pages[LSM_PICK_MAX_LEVEL + 1];	/* run pages written
+														 * into each level:
+														 * [0] by flushes, the
+														 * others by merges
+														 * (maintenance_stats'
+														 * write amplification) */
 	TimestampTz last_flush_at;	/* end of the last flush; 0: none seen */
 	TimestampTz last_compaction_at; /* end of the last compaction or move */
 	LsmWriteRate delay;			/* inserts' backpressure (am/lsminsert.c) */

@@ -237,6 +237,7 @@ LsmSlotTryAssign(Relation index, uint32 *generation)
 				s->stalls_slowdown = s->stalls_stop = s->stall_us = 0;
 				s->self_flushes = 0;
 				s->wal_log = s->wal_flush = s->wal_compact = 0;
+				memset(s->level_pages, 0, sizeof(s->level_pages));
 				s->last_flush_at = s->last_compaction_at = 0;
 				memset(&s->delay, 0, sizeof(s->delay));
 				LsmSlotResetLookupCounters(s);

@@ -7,18 +7,19 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(84);
+SELECT plan(95);
 
 -- extension, schema, access method
 SELECT has_extension('lsm_am');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.4', 'lsm_am version is 0.4 (the default)');
-SELECT is((SELECT default_version FROM pg_available_extensions WHERE name = 'lsm_am'), '0.4',
-          'the default version of lsm_am is 0.4');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.5', 'lsm_am version is 0.5 (the default)');
+SELECT is((SELECT default_version FROM pg_available_extensions WHERE name = 'lsm_am'), '0.5',
+          'the default version of lsm_am is 0.5');
 SELECT set_eq($$SELECT version FROM pg_available_extension_versions WHERE name = 'lsm_am'$$,
-              ARRAY['0.1', '0.2', '0.3', '0.4'], 'versions 0.1, 0.2, 0.3 and 0.4 of lsm_am are available');
-SELECT set_eq($$SELECT source, path FROM pg_extension_update_paths('lsm_am') WHERE target = '0.4'$$,
-              $$VALUES ('0.1', '0.1--0.2--0.3--0.4'), ('0.2', '0.2--0.3--0.4'), ('0.3', '0.3--0.4')$$,
-              'lsm_am can be updated to 0.4 from 0.1, 0.2 and 0.3, one version at a time');
+              ARRAY['0.1', '0.2', '0.3', '0.4', '0.5'], 'versions 0.1 to 0.5 of lsm_am are available');
+SELECT set_eq($$SELECT source, path FROM pg_extension_update_paths('lsm_am') WHERE target = '0.5'$$,
+              $$VALUES ('0.1', '0.1--0.2--0.3--0.4--0.5'), ('0.2', '0.2--0.3--0.4--0.5'),
+                       ('0.3', '0.3--0.4--0.5'), ('0.4', '0.4--0.5')$$,
+              'lsm_am can be updated to 0.5 from 0.1, 0.2, 0.3 and 0.4, one version at a time');
 SELECT is_empty($$SELECT source, target FROM pg_extension_update_paths('lsm_am')
                   WHERE source::numeric > target::numeric AND path IS NOT NULL$$,
                 'no update path leads to an older version');
@@ -177,10 +178,10 @@ SELECT is((SELECT amname::text FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 
 
 -- ------------------------------------------------------------------------
--- ALTER EXTENSION lsm_am UPDATE from every earlier version (0.1, 0.2, 0.3)
--- gives exactly the objects of a fresh install of 0.4.  The catalog is read
+-- ALTER EXTENSION lsm_am UPDATE from every earlier version (0.1 to 0.4)
+-- gives exactly the objects of a fresh install of 0.5.  The catalog is read
 -- through temporary views (schema by name: DROP EXTENSION gives it a new
--- oid); a fresh 0.4's rows are kept in tables, and each updated catalog is
+-- oid); a fresh 0.5's rows are kept in tables, and each updated catalog is
 -- compared with them (DROP EXTENSION is rolled back with the rest).
 -- ------------------------------------------------------------------------
 -- the functions: signatures, results, defaults, strictness, volatility,
@@ -253,30 +254,30 @@ SELECT ok((SELECT count(*) FROM lsm_fresh_functions) >= 19
           AND (SELECT count(*) FROM lsm_fresh_amops) = 6 * (9 + 4 + 10)
           AND (SELECT count(*) FROM lsm_fresh_init_privs) >= 8
           AND (SELECT count(*) FROM lsm_fresh_schema) = 1,
-          'a fresh 0.4 as read by the views: 19+ functions, 50+ members, 15 operator classes, '
+          'a fresh 0.5 as read by the views: 19+ functions, 50+ members, 15 operator classes, '
           '138 operators and support functions, 8+ initial privileges, the schema');
 SELECT set_eq($$SELECT name FROM lsm_fresh_views$$, ARRAY['progress', 'indexes'],
-              'lsm_am 0.4 has the views progress and indexes');
+              'lsm_am 0.5 has the views progress and indexes');
 
--- lsm_cat_same(HOW): the catalog now is a fresh 0.4's (8 tests)
+-- lsm_cat_same(HOW): the catalog now is a fresh 0.5's (8 tests)
 CREATE FUNCTION pg_temp.lsm_cat_same(how text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
 BEGIN
     RETURN NEXT set_eq('SELECT * FROM lsm_cat_functions', 'SELECT * FROM lsm_fresh_functions',
-                       how || ': the functions are those of a fresh 0.4');
+                       how || ': the functions are those of a fresh 0.5');
     RETURN NEXT set_eq('SELECT * FROM lsm_cat_views', 'SELECT * FROM lsm_fresh_views',
-                       how || ': the views are those of a fresh 0.4');
+                       how || ': the views are those of a fresh 0.5');
     RETURN NEXT set_eq('SELECT * FROM lsm_cat_schema', 'SELECT * FROM lsm_fresh_schema',
-                       how || ': the lsm_am schema has the owner, comment and grants of a fresh 0.4');
+                       how || ': the lsm_am schema has the owner, comment and grants of a fresh 0.5');
     RETURN NEXT set_eq('SELECT * FROM lsm_cat_members', 'SELECT * FROM lsm_fresh_members',
-                       how || ': the extension''s members and their comments are those of a fresh 0.4');
+                       how || ': the extension''s members and their comments are those of a fresh 0.5');
     RETURN NEXT set_eq('SELECT * FROM lsm_cat_opclasses', 'SELECT * FROM lsm_fresh_opclasses',
-                       how || ': the access method and operator classes are those of a fresh 0.4');
+                       how || ': the access method and operator classes are those of a fresh 0.5');
     RETURN NEXT set_eq('SELECT * FROM lsm_cat_amops', 'SELECT * FROM lsm_fresh_amops',
-                       how || ': the operator families hold the operators and functions of a fresh 0.4');
+                       how || ': the operator families hold the operators and functions of a fresh 0.5');
     RETURN NEXT set_eq('SELECT * FROM lsm_cat_init_privs', 'SELECT * FROM lsm_fresh_init_privs',
-                       how || ': pg_init_privs (what pg_dump takes as the initial privileges) is a fresh 0.4''s');
-    RETURN NEXT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.4',
-                   how || ': lsm_am is at version 0.4');
+                       how || ': pg_init_privs (what pg_dump takes as the initial privileges) is a fresh 0.5''s');
+    RETURN NEXT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.5',
+                   how || ': lsm_am is at version 0.5');
 END
 $f$;
 
@@ -291,7 +292,9 @@ SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.2',
 ALTER EXTENSION lsm_am UPDATE TO '0.3';
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.3', 'ALTER EXTENSION lsm_am UPDATE TO 0.3');
 ALTER EXTENSION lsm_am UPDATE TO '0.4';
-SELECT * FROM pg_temp.lsm_cat_same('0.1, then UPDATE TO 0.2, 0.3 and 0.4');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.4', 'ALTER EXTENSION lsm_am UPDATE TO 0.4');
+ALTER EXTENSION lsm_am UPDATE TO '0.5';
+SELECT * FROM pg_temp.lsm_cat_same('0.1, then UPDATE TO 0.2, 0.3, 0.4 and 0.5');
 
 -- from a fresh install of each earlier version, ALTER EXTENSION lsm_am UPDATE
 SET client_min_messages = warning;
@@ -316,6 +319,23 @@ CREATE EXTENSION lsm_am VERSION '0.3';
 SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.3', 'CREATE EXTENSION lsm_am VERSION 0.3');
 ALTER EXTENSION lsm_am UPDATE;
 SELECT * FROM pg_temp.lsm_cat_same('UPDATE from a fresh 0.3');
+
+-- 0.4: this library serves its catalog before the update (maintenance_stats
+-- declared with 20 columns there; 0.5 adds two)
+SET client_min_messages = warning;
+DROP EXTENSION lsm_am CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION lsm_am VERSION '0.4';
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'), '0.4', 'CREATE EXTENSION lsm_am VERSION 0.4');
+CREATE TABLE pgtap_cat_v4 (k int);
+CREATE INDEX pgtap_cat_v4_k ON pgtap_cat_v4 USING lsm (k);
+INSERT INTO pgtap_cat_v4 SELECT g FROM generate_series(1, 100) g;
+SELECT is((SELECT (accounted_pages >= 1 AND file_pages >= 1 AND space_amplification > 0)
+           FROM lsm_am.maintenance_stats('pgtap_cat_v4_k')), true,
+          'with the 0.4 catalog, maintenance_stats returns its 20 columns from this library');
+DROP TABLE pgtap_cat_v4;
+ALTER EXTENSION lsm_am UPDATE;
+SELECT * FROM pg_temp.lsm_cat_same('UPDATE from a fresh 0.4');
 
 SELECT * FROM finish();
 ROLLBACK;

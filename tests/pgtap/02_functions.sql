@@ -10,7 +10,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(107);
+SELECT plan(111);
 
 -- signatures
 SELECT has_function('lsm_am', 'flush', ARRAY['regclass']);
@@ -66,7 +66,8 @@ SELECT is((SELECT array_agg(n || ' ' || t ORDER BY i)
                 'stall_ms double precision', 'backend_flushes bigint', 'wal_log_bytes bigint',
                 'wal_flush_bytes bigint', 'wal_compact_bytes bigint', 'free_pages bigint',
                 'accounted_pages bigint', 'pending boolean', 'leaked_pages bigint',
-                'file_pages bigint', 'space_amplification double precision'],
+                'file_pages bigint', 'space_amplification double precision',
+                'pages_written_per_level bigint[]', 'write_amplification double precision'],
           'maintenance_stats OUT columns, names and types');
 SELECT has_function('lsm_am', 'check_index', ARRAY['regclass']);
 SELECT function_returns('lsm_am', 'check_index', ARRAY['regclass'], 'record');
@@ -108,6 +109,10 @@ SELECT results_eq(
     $$VALUES (0, '{0}'::int[], 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint)$$,
     'maintenance_stats of an empty index');
 SELECT results_eq(
+    $$SELECT pages_written_per_level, write_amplification FROM lsm_am.maintenance_stats('pgtap_fn_lsm')$$,
+    $$VALUES ('{0}'::bigint[], NULL::float8)$$,
+    'maintenance_stats of an empty index: no page written, no write amplification');
+SELECT results_eq(
     $$SELECT log_pages, run_pages, free_pages, reserved_pages, leaked_pages, dropped_pages
       FROM lsm_am.check_index('pgtap_fn_lsm')$$,
     $$VALUES (0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint)$$,
@@ -132,6 +137,11 @@ SELECT results_eq(
       FROM lsm_am.maintenance_stats('pgtap_fn_lsm')$$,
     $$VALUES (0, '{1}'::int[], 1::bigint, 0::bigint, true)$$,
     'after flush: one level-0 run, one flush counted');
+SELECT results_eq(
+    $$SELECT pages_written_per_level = ARRAY[pages_flushed], write_amplification
+      FROM lsm_am.maintenance_stats('pgtap_fn_lsm')$$,
+    $$VALUES (true, 1::float8)$$,
+    'after flush: the flushed pages are written into level 0, each once');
 SELECT results_eq(
     $$SELECT log_pages, run_pages > 0, free_pages > 0, reserved_pages, leaked_pages, dropped_pages,
              total_pages = 1 + log_pages + run_pages + free_pages + reserved_pages + unused_pages
@@ -317,6 +327,18 @@ SELECT results_eq(
     $$SELECT runs_per_level, compactions FROM lsm_am.maintenance_stats('pgtap_lk_lsm')$$,
     $$VALUES ('{0,1}'::int[], 1::bigint)$$,
     'maintenance_stats counts the compaction');
+SELECT results_eq(
+    $$SELECT pages_written_per_level = ARRAY[pages_flushed, pages_compacted], pages_compacted > 0,
+             write_amplification = (pages_flushed + pages_compacted)::float8 / pages_flushed
+      FROM lsm_am.maintenance_stats('pgtap_lk_lsm')$$,
+    $$VALUES (true, true, true)$$,
+    'the flushes'' pages are counted into level 0 and the compaction''s into level 1');
+SELECT lsm_am.reset_stats('pgtap_lk_lsm');
+SELECT results_eq(
+    $$SELECT pages_written_per_level, write_amplification, pages_compacted > 0
+      FROM lsm_am.maintenance_stats('pgtap_lk_lsm')$$,
+    $$VALUES ('{0}'::bigint[], NULL::float8, true)$$,
+    'reset_stats zeroes the pages written per level (the metapage''s pages_compacted stays)');
 -- (the order matters: a run whose header this backend has not read yet is
 -- tried by its filter first, so that a new connection's lookup reads no
 -- header of a run the filter rules out; once the header is read, the key

@@ -188,7 +188,7 @@ for my $idx (qw(t_k t_s u_k))
 	is(nsql("SELECT leaked_pages FROM lsm_am.check_index('$idx')"), '0',
 		"after writes: check_index accounts for every page of $idx");
 }
-is(nsql("SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'"), '0.4',
+is(nsql("SELECT extversion FROM pg_extension WHERE extname = 'lsm_am'"), '0.5',
 	'the extension keeps its version through pg_upgrade');
 
 $new->stop;
