@@ -79,12 +79,12 @@ LsmMemtableFull(Relation index, LsmSlot *slot, int len)
 }
 
 /*
- * Do maintenance in this backend: flush the oldest immutable memtable, then
- * (compact) one compaction.  Never waits for the locks (whoever holds them
- * is doing the work).
+ * Do maintenance in this backend, because no worker can be had: flush the
+ * oldest immutable memtable, then one compaction.  Never waits for the
+ * locks (whoever holds them is doing the work).
  */
 static bool
-LsmSelfServe(Relation index, uint32 l0_runs, bool compact)
+LsmSelfServe(Relation index, uint32 l0_runs)
 {
 	bool		done = false;
 
@@ -100,7 +100,7 @@ LsmSelfServe(Relation index, uint32 l0_runs, bool compact)
 		}
 		PG_END_TRY();
 	}
-	if (compact && LsmCompactLockConditional(index))
+	if (LsmCompactLockConditional(index))
 	{
 		PG_TRY();
 		{
@@ -164,8 +164,6 @@ LsmInsertDebt(Relation index, LsmSlot *slot)
  * shared rate (LsmInsertDebt), then the stop at lsm_am.l0_stop_trigger
  * level-0 runs or a full memtable with LSM_MAX_IMM waiting, where inserts
  * wait for the workers or, with none (or none for a second), do the work.
- * While LSM_MAX_IMM wait and nobody flushes (the worker is in a long
- * merge), a batch flushes the oldest itself instead of waiting its turn.
  */
 static void
 LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *done)
@@ -174,7 +172,6 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 	bool		counted = false;
 	bool		arena_short = false;
 	bool		self_serve = false;
-	bool		flush_here = false;
 	long		delay_us = 0;
 	uint32		l0 = 0;
 	uint64		bytes = 0;		/* entry bytes inserted by this call */
@@ -293,7 +290,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 										   LSM_STALL_SELF_SERVE_MS);
 			/* work ourselves if no worker does; else (or if the locks are
 			 * busy) wait for a flush or compaction to end */
-			if (!serve || !LsmSelfServe(index, l0_runs, true))
+			if (!serve || !LsmSelfServe(index, l0_runs))
 				(void) ConditionVariableTimedSleep(&slot->cv, 10,
 												   LsmWaitEventNamed("LsmInsertStall",
 																	 &wait_event_stall));
@@ -320,14 +317,6 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			counted = false;
 		}
 		self_serve = slot->nimm > 0 && !served;
-		/*
-		 * Every immutable memtable waits and the workers flush none of them:
-		 * the one this index has is in a merge (a merge into lazy leveling's
-		 * last level runs for seconds, and flushes wait behind it).  The
-		 * flush lock tells: if nobody holds it, flush here, now, and skip the
-		 * wait the rate asked for (this batch pays the debt itself).
-		 */
-		flush_here = served && slot->nimm >= LSM_MAX_IMM;
 		l0 = slot->l0_runs;
 		arena_short = LsmArenaShort();
 		LsmSlotRelease(index, slot);
@@ -342,8 +331,6 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			LsmWakeWorkers(dbid);
 	}
 
-	if (flush_here && LsmSelfServe(index, l0, false))
-		delay_us = 0;
 	if (delay_us > 0)
 	{
 		/* the index's workers are behind: go at the shared rate */
@@ -359,7 +346,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		pgstat_report_wait_end();
 	}
 	if (self_serve)
-		(void) LsmSelfServe(index, l0, true);
+		(void) LsmSelfServe(index, l0);
 }
 
 /* ------------------------------------------------------------------------

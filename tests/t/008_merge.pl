@@ -18,8 +18,6 @@
 #     compacted run with duplicate keys survives VACUUM.
 #  4. Bounded level 0: sustained inserts, slow merges (flush_delay_ms) and
 #     low triggers (slowdown 6, stop 10); level 0 sampled every 20 ms.
-#  4b. Inserts beside a worker's long merge flush the waiting memtables
-#     themselves (no stop).
 #  5. DROP INDEX, TRUNCATE, REINDEX and DROP DATABASE while a worker merges.
 #  6. No workers (lsm_am.max_workers = 0, max_worker_processes exhausted):
 #     backends flush themselves; a worker killed mid-compaction.
@@ -697,37 +695,6 @@ set_system('lsm_am.l0_slowdown_trigger' => 20, 'lsm_am.l0_stop_trigger' => 36,
 wait_merges('t_stall_k', 'stall phase');
 check_index('t_stall_k', 'stall phase');
 check_scans('t_stall', 'after the stall phase');
-
-# ------------------------------------------------------------------ 4b. flushes beside a long merge
-# A worker in a merge flushes nothing until the merge ends.  Inserts that
-# meanwhile fill every immutable memtable find the flush lock free and flush
-# the oldest themselves, at once, instead of stopping: no stop, and this
-# backend's flushes counted while the worker is still merging.  (Before,
-# they stopped for a second, then did it.)
-set_system('lsm_am.flush_delay_ms' => 300);
-sql("SELECT make_table('t_busy', 'leveled')");
-sql("SELECT make_l0('t_busy', 4)");
-my $busy_pid = wait_worker_busy('postgres', 't_busy_k', 'compaction');
-isnt($busy_pid, '', "a worker is merging t_busy_k (pid $busy_pid), 300 ms a page");
-my $b0 = mstats('t_busy_k');
-# 64 kB memtables: 20,000 rows fill about ten; this backend's flushes do not sleep
-sql(q{BEGIN; SET LOCAL lsm_am.flush_delay_ms = 0;
-INSERT INTO t_busy (k) SELECT 1000000 + (random() * 1e12)::int8 FROM generate_series(1, 20000);
-COMMIT});
-my $b1 = mstats('t_busy_k');
-my $still = sql(qq{SELECT count(*) FROM pg_stat_activity
-	WHERE pid = $busy_pid AND query LIKE 'lsm_am compaction %.t_busy_k:%'});
-note 'beside the merge: ' . fmt_stats($b1);
-is($still, '1', 'the worker was still in the same merge when the inserts ended');
-is($b1->{stops} - $b0->{stops}, 0, 'the inserts never stopped while the worker merged');
-cmp_ok($b1->{backend_flushes} - $b0->{backend_flushes}, '>=', 2,
-	'the inserting backend flushed the waiting memtables itself ('
-	  . ($b1->{backend_flushes} - $b0->{backend_flushes}) . ' flushes)');
-set_system('lsm_am.flush_delay_ms' => 0);
-wait_merges('t_busy_k', 'flushes beside a merge');
-check_index('t_busy_k', 'flushes beside a merge');
-check_scans('t_busy', 'after flushes beside a merge');
-sql('DROP TABLE t_busy');
 
 # ------------------------------------------------------------------ 5. DDL during merges
 set_system('lsm_am.flush_delay_ms' => 300);
