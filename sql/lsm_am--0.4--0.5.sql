@@ -5,7 +5,8 @@
 -- write_amplification (all of them per page flushed).  A function's OUT
 -- columns cannot be changed in place, so it is dropped and created again;
 -- a view of your own over it must be dropped first (the update says so) and
--- created again after.  The library of 0.5 also serves a 0.4 catalog (the
+-- created again after.  reset_stats() zeroes the new counters too (its
+-- comment says so).  The library of 0.5 also serves a 0.4 catalog (the
 -- first 20 columns), so the update can wait.  The on-disk format is
 -- unchanged (version 2).
 \echo Use "ALTER EXTENSION lsm_am UPDATE TO '0.5'" to load this file. \quit
@@ -38,3 +39,4 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'lsm_maintenance_stats'
 LANGUAGE C STRICT;
 COMMENT ON FUNCTION lsm_am.maintenance_stats(regclass) IS 'flushes, compactions, write stalls, WAL, space amplification (file pages / live pages) and write amplification (run pages written into each level, all of them per page flushed) of an lsm index (stall, WAL and per-level counters since the server started)';
+COMMENT ON FUNCTION lsm_am.reset_stats(regclass) IS 'zero the counters an lsm index keeps in shared memory: stalls, backend flushes, WAL bytes, pages written per level, lookups (index owner only)';

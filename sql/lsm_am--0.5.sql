@@ -403,7 +403,7 @@ CREATE FUNCTION lsm_am.reset_stats(index regclass)
 RETURNS void
 AS 'MODULE_PATHNAME', 'lsm_reset_stats'
 LANGUAGE C STRICT;
-COMMENT ON FUNCTION lsm_am.reset_stats(regclass) IS 'zero the counters an lsm index keeps in shared memory: stalls, backend flushes, WAL bytes, lookups (index owner only)';
+COMMENT ON FUNCTION lsm_am.reset_stats(regclass) IS 'zero the counters an lsm index keeps in shared memory: stalls, backend flushes, WAL bytes, pages written per level, lookups (index owner only)';
 
 -- ------------------------------------------------------------------------
 -- Verification and page inspection (issue 15).  As amcheck and
