@@ -461,6 +461,8 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		add space_amp "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
 		q "SELECT lsm_am.wait_for_merges('ing_k', '10 minutes')" >/dev/null
 		add space_amp_idle "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
+		# pages dropped because the metapage's free list was full: must stay 0
+		add leaked_pages "$(q "SELECT leaked_pages FROM lsm_am.maintenance_stats('ing_k')")"
 		write_amp "$n" "$pf0" "$pc0" "$clause" "$lp0"
 		if [ -z "$CAP" ]; then # (under a cap, reads_one's VACUUM ANALYZE is the one pass over the table)
 			q "VACUUM ing" >/dev/null
@@ -767,17 +769,19 @@ BASE=${VAR_LIST[0]}
 	[ "$WALDUMP" = 1 ] || echo "  (index WAL B/row estimated: the run's WAL per row less that of the table without an index)"
 	echo
 	echo "(b) index size over time (MB at 25/50/75% of the run, largest sample, end) and lsm space amplification"
-	echo "    (file pages / live pages: runs, log, metapage; at the end, once merges are idle, after VACUUM)"
-	printf '  %-10s %-11s %8s %8s %8s %8s %8s %8s %8s %8s %9s\n' key index "25%" "50%" "75%" max end "amp end" "amp idle" "VACUUM MB" "amp VAC"
+	echo "    (file pages / live pages: runs, log, metapage; at the end, once merges are idle, after VACUUM), and lsm's"
+	echo "    leaked pages (dropped because the metapage's free list was full; anything but 0 is a bug)"
+	printf '  %-10s %-11s %8s %8s %8s %8s %8s %8s %8s %8s %9s %8s\n' key index "25%" "50%" "75%" max end "amp end" "amp idle" "VACUUM MB" "amp VAC" leaked
 	for key in "${KEY_LIST[@]}"; do
 		for var in "${VAR_LIST[@]}"; do
 			[ "$var" != noindex ] || continue
-			printf '  %-10s %-11s %8s %8s %8s %8s %8s %8s %8s %8s %9s\n' "$key" "$var" \
+			printf '  %-10s %-11s %8s %8s %8s %8s %8s %8s %8s %8s %9s %8s\n' "$key" "$var" \
 				"$(M ingest "$var" "$key" index_mb_25)" "$(M ingest "$var" "$key" index_mb_50)" \
 				"$(M ingest "$var" "$key" index_mb_75)" "$(M ingest "$var" "$key" index_mb_max)" \
 				"$(fmt_num "$(M ingest "$var" "$key" index_mb)" 1)" \
 				"$(M ingest "$var" "$key" space_amp)" "$(M ingest "$var" "$key" space_amp_idle)" \
-				"$(M ingest "$var" "$key" index_mb_vacuum)" "$(M ingest "$var" "$key" space_amp_vacuum)"
+				"$(M ingest "$var" "$key" index_mb_vacuum)" "$(M ingest "$var" "$key" space_amp_vacuum)" \
+				"$(M ingest "$var" "$key" leaked_pages)"
 		done
 	done
 	echo
