@@ -314,11 +314,7 @@ lsm_reset_stats(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
-	slot->stalls_slowdown = slot->stalls_stop = slot->stall_us = 0;
-	slot->self_flushes = 0;
-	slot->wal_log = slot->wal_flush = slot->wal_compact = 0;
-	memset(slot->level_pages, 0, sizeof(slot->level_pages));
-	LsmSlotResetLookupCounters(slot);
+	LsmSlotResetStats(slot);
 	LsmSlotRelease(index, slot);
 	relation_close(index, AccessShareLock);
 	PG_RETURN_VOID();

@@ -227,6 +227,12 @@ extern int	LsmSlotAssign(Relation index, uint32 *generation);
 extern void LsmSlotReset(LsmSlot *slot);
 /* zero the lookup counters (lookups, filter probes, data pages read) */
 extern void LsmSlotResetLookupCounters(LsmSlot *slot);
+/*
+ * Zero the counters lsm_am.reset_stats() resets (slot lock held
+ * exclusively): stalls, backend flushes, WAL bytes, pages written per
+ * level, lookups.  A slot given to another index starts with them zeroed.
+ */
+extern void LsmSlotResetStats(LsmSlot *slot);
 extern void LsmSlotResetActive(LsmSlot *slot);
 extern bool LsmEnsureChunkRoom(LsmSlot *slot, LsmMemtable *mt, int keylen,
 							   bool may_evict);

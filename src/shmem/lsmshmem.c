@@ -175,6 +175,17 @@ LsmSlotResetLookupCounters(LsmSlot *slot)
 	pg_atomic_write_u64(&slot->data_pages_read, 0);
 }
 
+/* See lsm_shmem.h. */
+void
+LsmSlotResetStats(LsmSlot *slot)
+{
+	slot->stalls_slowdown = slot->stalls_stop = slot->stall_us = 0;
+	slot->self_flushes = 0;
+	slot->wal_log = slot->wal_flush = slot->wal_compact = 0;
+	memset(slot->level_pages, 0, sizeof(slot->level_pages));
+	LsmSlotResetLookupCounters(slot);
+}
+
 /*
  * Find or assign a slot for the index without waiting: the slot number, or
  * -1 when every slot is held (pinned by a scan, a flush or a load).
@@ -234,13 +245,9 @@ LsmSlotTryAssign(Relation index, uint32 *generation)
 				s->instance_id = 0;
 				s->l0_runs = 0;
 				s->vacuum_waiting = false;
-				s->stalls_slowdown = s->stalls_stop = s->stall_us = 0;
-				s->self_flushes = 0;
-				s->wal_log = s->wal_flush = s->wal_compact = 0;
-				memset(s->level_pages, 0, sizeof(s->level_pages));
+				LsmSlotResetStats(s);
 				s->last_flush_at = s->last_compaction_at = 0;
 				memset(&s->delay, 0, sizeof(s->delay));
-				LsmSlotResetLookupCounters(s);
 				s->dbid = dbid;
 				s->spcid = spc;
 				s->relnumber = rn;
