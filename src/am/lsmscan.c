@@ -61,6 +61,8 @@ LsmScanReset(LsmScanOpaque so)
 	so->keys = NULL;
 	so->range.lo = so->range.hi = NULL;
 	so->range.lolen = so->range.hilen = 0;
+	so->exlo = so->exhi = NULL;
+	so->exlolen = so->exhilen = 0;
 	so->pexcl = false;
 	so->pbound = NULL;			/* in scanctx */
 	so->pchunks = 0;
@@ -96,6 +98,8 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	if (so->empty)
 		return false;
+	/* (xs_want_itup is set after ambeginscan, before the first fetch) */
+	so->shape_by_former = scan->xs_want_itup && so->former.ifast;
 	if (!so->started && so->parallel)
 	{
 		/* a parallel scan: its first chunk (or none left) */
@@ -171,8 +175,13 @@ lsmgettuple(IndexScanDesc scan, ScanDirection dir)
 		/* INCLUDE values after such keys: copied into one reused tuple */
 		if (scan->xs_itup == NULL && so->former.ifast)
 			scan->xs_itup = LsmFormTupleInclude(&so->former, &so->desc, key, (int) len);
+		/* the shape LsmScanNext left to LsmFormTupleInclude */
+		if (scan->xs_itup == NULL && so->shape_by_former &&
+			!LsmEntryWellFormed(&so->former, &so->desc, key, (int) len))
+			LsmScanReportMalformed(scan, key, (int) len);
 		if (scan->xs_itup == NULL)
 		{
+
 			Datum		values[INDEX_MAX_KEYS];
 			bool		isnull[INDEX_MAX_KEYS];
 			MemoryContext old;
@@ -203,6 +212,7 @@ lsmgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	if (so->empty)
 		return 0;
+	so->shape_by_former = false;
 	if (!so->started)
 	{
 		LsmScanStart(scan, false);

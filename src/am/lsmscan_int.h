@@ -72,6 +72,15 @@ typedef struct LsmTupleFormer
 	TupleDesc	tupdesc;		/* ... the index's */
 	IndexTuple	itup;			/* ... the reused tuple, of isize bytes */
 	Size		isize;
+	/*
+	 * ... and when every INCLUDE column is of fixed length too, an entry of
+	 * ientrylen bytes (no NULL) has one layout: each value at ioff[i] of the
+	 * tuple's data, the tuple iinfo's size.
+	 */
+	bool		ifixed;
+	int			ientrylen;
+	int			ioff[INDEX_MAX_KEYS];
+	unsigned short iinfo;
 	IndexTuple	gtup;			/* the general path's reused tuple */
 	Size		gsize;			/* its allocated size */
 	MemoryContext cxt;			/* where gtup lives (the scan's) */
@@ -108,6 +117,23 @@ typedef struct LsmScanOpaqueData
 	int			ncheck;			/* keys not implied by the range */
 	int			nullflag_off;	/* implied keys need this flag byte to be
 								 * LSM_FLAG_NOT_NULL (-1: none) */
+	/*
+	 * A strict bound (< or >) that set the range's lo or hi: the entries
+	 * whose first exlolen / exhilen bytes equal exlo / exhi are its equal
+	 * values, which it excludes (LsmEntryAtStrictBound); NULL: none.  They
+	 * point at the bounds LsmScanSetRange made (rangectx), which stay when
+	 * a turn or a parallel chunk narrows the range.
+	 */
+	const uint8 *exlo;
+	int			exlolen;
+	const uint8 *exhi;
+	int			exhilen;
+	/*
+	 * An index-only scan of INCLUDE columns after fixed-width keys
+	 * (former.ifast): LsmFormTupleInclude checks each returned entry's
+	 * shape, so the per-entry check leaves it to lsmgettuple.
+	 */
+	bool		shape_by_former;
 	LsmTupleFormer former;		/* entry layout, reused index tuple */
 	bool		empty;			/* keys can never match */
 	/* = ANY(array) on the columns after the equality prefix (each column up
@@ -200,12 +226,28 @@ LsmEntryAllNotNull(const LsmTupleFormer *f, const uint8 *entry)
 }
 
 /*
+ * Is the entry (inside the scan's range) equal, in the column of a strict
+ * bound, to that bound?  Segments being prefix-free, it is exactly when its
+ * first bytes are the bound's (prefix and segment).
+ */
+static inline bool
+LsmEntryAtStrictBound(const LsmScanOpaqueData *so, const uint8 *key, int len)
+{
+	return (so->exlo != NULL && len >= so->exlolen &&
+			memcmp(key, so->exlo, so->exlolen) == 0) ||
+		(so->exhi != NULL && len >= so->exhilen &&
+		 memcmp(key, so->exhi, so->exhilen) == 0);
+}
+
+/*
  * LsmEntryMatches' common case, inline (it runs for every entry a scan
- * reads): the range decides every scan key (ncheck == 0) and the entry is of
- * fixed-width columns without NULLs, so its shape is right exactly when every
- * flag byte is LSM_FLAG_NOT_NULL (the range column's included).  Then it
- * returns true with the TID; false means LsmEntryMatches decides (and reports
- * a malformed entry).
+ * reads): the range decides every scan key (ncheck == 0) and either the
+ * entry is of fixed-width columns without NULLs, so its shape is right
+ * exactly when every flag byte is LSM_FLAG_NOT_NULL (the range column's
+ * included), or its shape is checked later (shape_by_former; the range
+ * column's flag byte is then looked at here).  Then it returns true with the
+ * TID unless a strict bound excludes the entry; false means LsmEntryMatches
+ * decides (and reports a malformed entry).
  */
 static inline bool
 LsmEntryMatchesPlain(const LsmScanOpaqueData *so, const uint8 *key, int len,
@@ -213,8 +255,18 @@ LsmEntryMatchesPlain(const LsmScanOpaqueData *so, const uint8 *key, int len,
 {
 	const LsmTupleFormer *f = &so->former;
 
-	if (so->ncheck != 0 || !f->fixed || len != f->entrylen ||
-		!LsmEntryAllNotNull(f, key))
+	if (so->ncheck != 0)
+		return false;
+	if (so->shape_by_former)
+	{
+		/* long enough for the keys without NULLs, so for the flag byte */
+		if (len < f->entrylen ||
+			(so->nullflag_off >= 0 && key[so->nullflag_off] != LSM_FLAG_NOT_NULL))
+			return false;
+	}
+	else if (!f->fixed || len != f->entrylen || !LsmEntryAllNotNull(f, key))
+		return false;
+	if (LsmEntryAtStrictBound(so, key, len))
 		return false;
 	LsmEntryGetTid(key, len, tid);
 	return true;

@@ -244,6 +244,8 @@ LsmScanSetRange(IndexScanDesc scan)
 	LsmScanKeyInfo *lokey = NULL,
 			   *hikey = NULL;
 	bool		notnull = false;
+	bool		lostrict = false,
+				histrict = false;
 
 	/* the previous element's range goes (a large array makes many) */
 	if (so->rangectx == NULL)
@@ -255,6 +257,8 @@ LsmScanSetRange(IndexScanDesc scan)
 	so->eq_cols = 0;
 	so->range.lo = so->range.hi = NULL;
 	so->range.lolen = so->range.hilen = 0;
+	so->exlo = so->exhi = NULL;
+	so->exlolen = so->exhilen = 0;
 	for (int i = 0; i < so->nkeys; i++)
 		so->keys[i].implied = false;
 	for (int j = 0; j < so->niter; j++)
@@ -340,7 +344,7 @@ LsmScanSetRange(IndexScanDesc scan)
 	 * values, segments being prefix-free (doc/impl.md, "Per-entry work"): an
 	 * entry is >= prefix + seg iff its column's segment is >= seg, and its
 	 * first bytes are <= prefix + seg iff that segment is <= seg.  A strict
-	 * one admits the equal segment.  A comparison (and IS NOT NULL)
+	 * one admits the equal segment (excluded below).  A comparison (and IS NOT NULL)
 	 * is false for NULL, which a one-sided range admits: such keys leave the
 	 * check of the column's flag byte, right after the prefix
 	 * (nullflag_off).  The range is not narrowed to [0x01] instead: a scan
@@ -354,6 +358,20 @@ LsmScanSetRange(IndexScanDesc scan)
 		(hikey->strategy == BTGreaterEqualStrategyNumber ||
 		 hikey->strategy == BTLessEqualStrategyNumber))
 		hikey->implied = true;
+
+	/*
+	 * A strict one is decided by the range too, less the entries equal to
+	 * its bound: those begin with the bound's bytes (LsmEntryAtStrictBound),
+	 * one memcmp per entry instead of splitting it and comparing the column.
+	 */
+	if (lokey && lokey->kind == LSM_SK_COMPARE &&
+		(lokey->strategy == BTGreaterStrategyNumber ||
+		 lokey->strategy == BTLessStrategyNumber))
+		lokey->implied = lostrict = true;
+	if (hikey && hikey->kind == LSM_SK_COMPARE &&
+		(hikey->strategy == BTGreaterStrategyNumber ||
+		 hikey->strategy == BTLessStrategyNumber))
+		hikey->implied = histrict = true;
 	so->nullflag_off = -1;
 	if (notnull || (lokey && lokey->implied) || (hikey && hikey->implied))
 		so->nullflag_off = prefix.len;
@@ -385,6 +403,16 @@ LsmScanSetRange(IndexScanDesc scan)
 		so->range.hi = (uint8 *) hi.data;
 		so->range.hilen = hi.len;
 	}
+	if (lostrict)
+	{
+		so->exlo = so->range.lo;
+		so->exlolen = so->range.lolen;
+	}
+	if (histrict)
+	{
+		so->exhi = so->range.hi;
+		so->exhilen = so->range.hilen;
+	}
 	MemoryContextSwitchTo(old);
 }
 
@@ -403,12 +431,16 @@ LsmEntryMatches(IndexScanDesc scan, const uint8 *key, int len, ItemPointer tid)
 			LsmScanReportMalformed(scan, key, len);
 		if (so->nullflag_off >= 0 && key[so->nullflag_off] != LSM_FLAG_NOT_NULL)
 			return false;
+		if (LsmEntryAtStrictBound(so, key, len))
+			return false;
 		LsmEntryGetTid(key, len, tid);
 		return true;
 	}
 	if (!LsmSplitEntry(&so->desc, key, len, seg, seglen, tid))
 		LsmScanReportMalformed(scan, key, len);
 	if (so->nullflag_off >= 0 && key[so->nullflag_off] != LSM_FLAG_NOT_NULL)
+		return false;
+	if (LsmEntryAtStrictBound(so, key, len))
 		return false;
 
 	for (int i = 0; i < so->nkeys; i++)

@@ -123,6 +123,28 @@ LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
 			f->isize = MAXALIGN(hoff + LSM_MAX_KEY_SIZE +
 								(Size) tupdesc->natts * MAXIMUM_ALIGNOF);
 			f->itup = (IndexTuple) palloc0(f->isize);
+			/* fixed-length INCLUDE values: their offsets, computed once */
+			f->ifixed = true;
+			f->ientrylen = f->entrylen;
+			for (int i = 0; i < desc->ninclude && f->ifixed; i++)
+			{
+				Form_pg_attribute att = TupleDescAttr(tupdesc, desc->ncols + i);
+
+				if (desc->incl[i].attlen <= 0 || att->attlen != desc->incl[i].attlen)
+					f->ifixed = false;
+				else
+				{
+					off = att_align_nominal(off, att->attalign);
+					f->ioff[i] = (int) off;
+					off += att->attlen;
+					f->ientrylen += 1 + att->attlen;
+				}
+			}
+			size = MAXALIGN(hoff + off);
+			if (f->ifixed && size <= f->isize && (size & INDEX_SIZE_MASK) == size)
+				f->iinfo = (unsigned short) size;
+			else
+				f->ifixed = false;
 		}
 		return;
 	}
@@ -139,29 +161,51 @@ LsmTupleFormerInit(LsmTupleFormer *f, Relation index, const LsmKeyDesc *desc)
 	f->tup->t_info = (unsigned short) size;
 }
 
-bool
-LsmEntryWellFormed(const LsmTupleFormer *f, const LsmKeyDesc *desc,
-				   const uint8 *entry, int len)
+/* The fixed-width key columns' segments from p: the position after them, or NULL. */
+static const uint8 *
+LsmWalkFixedKeys(const LsmTupleFormer *f, const uint8 *p, const uint8 *end)
 {
-	const uint8 *p = entry;
-	const uint8 *end = entry + len - LSM_TID_SIZE;
-
-	if (!f->fixed)
-		return LsmSplitEntry(desc, entry, len, NULL, NULL, NULL);
-	if (entry == NULL || len < LSM_TID_SIZE)
-		return false;
-	if (len == f->entrylen)
-		return LsmEntryAllNotNull(f, entry);	/* no NULLs: only the flags */
 	for (int i = 0; i < f->ncols; i++)
 	{
 		if (p >= end)
-			return false;
+			return NULL;
 		if (p[0] == LSM_FLAG_NOT_NULL)
 			p += 1 + f->vlen[i];
 		else if (p[0] == f->nullflag[i])
 			p += 1;
 		else
+			return NULL;
+	}
+	return p <= end ? p : NULL;
+}
+
+bool
+LsmEntryWellFormed(const LsmTupleFormer *f, const LsmKeyDesc *desc,
+				   const uint8 *entry, int len)
+{
+	const uint8 *p;
+	const uint8 *end = entry + len - LSM_TID_SIZE;
+
+	if (!f->fixed && !f->ifast)
+		return LsmSplitEntry(desc, entry, len, NULL, NULL, NULL);
+	if (entry == NULL || len < LSM_TID_SIZE)
+		return false;
+	if (f->fixed && len == f->entrylen)
+		return LsmEntryAllNotNull(f, entry);	/* no NULLs: only the flags */
+	p = LsmWalkFixedKeys(f, entry, end);
+	if (p == NULL)
+		return false;
+	/* INCLUDE values after fixed-width keys (f->ifast) */
+	for (int i = 0; i < desc->ninclude && f->ifast; i++)
+	{
+		int			vstart,
+					vlen;
+		int			n = LsmIncludedLength(&desc->incl[i], p, (int) (end - p),
+										  &vstart, &vlen);
+
+		if (n < 0)
 			return false;
+		p += n;
 	}
 	return p == end;
 }
@@ -284,6 +328,27 @@ LsmFormTupleInclude(LsmTupleFormer *f, const LsmKeyDesc *desc,
 	p = LsmFillFixedKeys(f, desc, entry, data);
 	if (p == NULL)
 		return NULL;
+	if (f->ifixed)
+	{
+		/*
+		 * One layout: the values to their offsets, the padding between
+		 * them never written (zero since palloc0).  A NULL or a malformed
+		 * flag byte: the general path.
+		 */
+		if (len != f->ientrylen)
+			return NULL;
+		for (int i = 0; i < desc->ninclude; i++)
+		{
+			int			n = desc->incl[i].attlen;
+
+			if (p[0] != LSM_INCL_VALUE)
+				return NULL;
+			memcpy(data + f->ioff[i], p + 1, n);
+			p += 1 + n;
+		}
+		f->itup->t_info = f->iinfo;
+		return f->itup;
+	}
 	off = f->keysend;
 	for (int i = 0; i < desc->ninclude; i++)
 	{

@@ -53,6 +53,10 @@ INSERT INTO t SELECT g, (g::int8 * 7919) % 1000003 FROM generate_series(400001, 
 CREATE TABLE u (k int8);
 INSERT INTO u SELECT g FROM generate_series(1, 100000) g;
 CREATE INDEX u_k ON u USING lsm (k);
+CREATE TABLE w (k int8, a int4);
+INSERT INTO w SELECT g, g % 1000 FROM generate_series(1, 100000) g;
+CREATE INDEX w_k ON w USING lsm (k) INCLUDE (a);
+VACUUM w;
 CHECKPOINT;
 });
 
@@ -62,19 +66,27 @@ my $want_all = sql("$SEQ SELECT count(*), sum(k) FROM t");
 my $pk = sql("SELECT k FROM t WHERE id = 4242");    # a key in the run
 my $want_pk = sql("$SEQ SELECT count(*) FROM t WHERE k = $pk");
 my $want_u = sql("$SEQ SELECT count(*), sum(k) FROM u");
+my $want_w = sql("$SEQ SELECT count(*), sum(k), sum(a) FROM w WHERE k > 0");
 
 # the queries that reach each kind of page
 my %Q = (
 	all   => "SELECT count(*), sum(k) FROM t WHERE k >= 0",
 	point => "SELECT count(*) FROM t WHERE k = $pk",
 	u     => "SELECT count(*), sum(k) FROM u WHERE k >= 0",
+	# the INCLUDE index, index-only (its entries' shape checked as their
+	# tuples are formed) and as a plain index scan
+	w_idx => "SELECT count(*), sum(k), sum(a) FROM w WHERE k > 0",
+	w_ios => "SET enable_indexonlyscan = on; SELECT count(*), sum(k), sum(a) FROM w WHERE k > 0",
 );
 like(sql("$IDX EXPLAIN (COSTS OFF) $Q{all}"),   qr/Index Scan using t_k/, 'the range query scans t_k');
 like(sql("$IDX EXPLAIN (COSTS OFF) $Q{point}"), qr/Index Scan using t_k/, 'the point query scans t_k');
 like(sql("$IDX EXPLAIN (COSTS OFF) $Q{u}"),     qr/Index Scan using u_k/, 'the range query on u scans u_k');
+like(sql("$IDX SET enable_indexonlyscan = on; EXPLAIN (COSTS OFF) $Q{w_idx}"),
+	qr/Index Only Scan using w_k/, 'the index-only query on w scans w_k');
+like(sql("$IDX EXPLAIN (COSTS OFF) $Q{w_idx}"), qr/Index Scan using w_k/, 'the plain query on w scans w_k');
 
 my $datadir = $node->data_dir;
-my %file = map { $_ => "$datadir/" . sql("SELECT pg_relation_filepath('$_')") } qw(t_k u_k);
+my %file = map { $_ => "$datadir/" . sql("SELECT pg_relation_filepath('$_')") } qw(t_k u_k w_k);
 $node->stop;
 
 sub slurp { my ($f) = @_; open my $fh, '<:raw', $f or die "$f: $!"; local $/; my $d = <$fh>; close $fh; return $d; }
@@ -194,6 +206,23 @@ corrupt_case('malformed entry in a data page', 't_k', $last, sub {
 	poke($d, $last, $CONTENT + $restart + 2, chr(0x7F));
 }, [ 'all' ]);
 
+# 6b. The same in an index with INCLUDE columns, in an INCLUDE value's flag
+#     byte (neither NULL nor a value): an index-only scan forms its tuples
+#     from the entries, a plain index scan checks them; both report it.
+my @w_data = blocks_of($pristine{w_k}, 'data');
+corrupt_case('malformed INCLUDE value in a data page', 'w_k', $w_data[-1], sub {
+	my ($d) = @_;
+	my $blk = $w_data[-1];
+	my $len = pd_lower($$d, $blk) - $CONTENT;
+	my $content = substr($$d, $blk * $BLCKSZ + $CONTENT, $len);
+	my ($n, $nr) = unpack('v v', $content);
+	my $restart = unpack('v', substr($content, $len - 2 * $nr + 2 * ($nr - 1), 2));
+	my ($shared, $unshared) = unpack('C C', substr($content, $restart, 2));
+	# null flag, 8 key bytes, INCLUDE flag, 4 value bytes, 6 TID bytes
+	die "unexpected restart entry ($shared, $unshared)" unless $shared == 0 && $unshared == 20;
+	poke($d, $blk, $CONTENT + $restart + 2 + 9, chr(0x7F));
+}, [ 'w_ios', 'w_idx' ]);
+
 # 7. Every fence page is garbage: a point lookup descends one of them.
 corrupt_case('fence page', 't_k', \@fence, sub {
 	my ($d) = @_;
@@ -253,6 +282,8 @@ $node->start;
 is(sql("$IDX $Q{all}"), $want_all, 'after the cases: the range query over t_k is right');
 is(sql("$IDX $Q{point}"), $want_pk, 'after the cases: the point query over t_k is right');
 is(sql("$IDX $Q{u}"), $want_u, 'after the cases: the range query over u_k is right');
+is(sql("$IDX $Q{w_ios}"), $want_w, 'after the cases: the index-only query over w_k is right');
+is(sql("$IDX $Q{w_idx}"), $want_w, 'after the cases: the plain query over w_k is right');
 is(sql("SELECT leaked_pages FROM lsm_am.check_index('t_k')"), '0', 'check_index finds nothing leaked');
 $node->stop;
 
