@@ -30,9 +30,11 @@
 #if PG_VERSION_NUM >= 160000
 #define LsmRelSpcOid(rel)		((rel)->rd_locator.spcOid)
 #define LsmRelFileNumber(rel)	((rel)->rd_locator.relNumber)
+#define LsmRelStorage(rel)		((rel)->rd_locator)	/* for log_newpages */
 #else
 #define LsmRelSpcOid(rel)		((rel)->rd_node.spcNode)
 #define LsmRelFileNumber(rel)	((rel)->rd_node.relNode)
+#define LsmRelStorage(rel)		((rel)->rd_node)
 #endif
 
 /*

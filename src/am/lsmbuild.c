@@ -549,11 +549,12 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		int			lastlen = -1;	/* key of the last checked entry */
 
 		/*
-		 * The reservation is at the end of a new index: it grows in place.
-		 * The writer's core objects belong to a memory context of this
+		 * The run goes after the metapage of the new index, past shared
+		 * buffers (LsmRunWriterBeginDirect), and is reserved when it is
+		 * written.  The writer's core objects belong to a memory context of this
 		 * statement: an ERROR (a cancel, say) frees them with it.
 		 */
-		LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT, 64, (uint64) bs.indtuples, true);
+		LsmRunWriterBeginDirect(&w, index, (uint64) bs.indtuples, true);
 		while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
 		{
 			bytea	   *b = DatumGetByteaPP(d);

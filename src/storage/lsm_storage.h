@@ -297,10 +297,15 @@ typedef struct LsmRunWriter
 	int			bloom_cols;
 	uint32		bloom_pages;	/* pages the filter will take (LsmPieceFull) */
 	const LsmKeyDesc *desc;
+	/* a new index's build (LsmRunWriterBeginDirect): pages bypass shared
+	 * buffers; NULL otherwise */
+	struct LsmDirectWrites *direct;
 } LsmRunWriter;
 
 extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 							  uint32 est_pages, uint64 expected_keys, bool delay);
+extern void LsmRunWriterBeginDirect(LsmRunWriter *w, Relation index,
+									uint64 expected_keys, bool delay);
 extern void LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len);
 extern void LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level);
 extern void LsmRunWriterAbandon(LsmRunWriter *w);

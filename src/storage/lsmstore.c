@@ -26,6 +26,8 @@
 #include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/proc.h"
+#include "storage/smgr.h"
 #include "utils/rel.h"
 
 #include "storage/lsm_storage.h"
@@ -163,6 +165,106 @@ LsmReportStatus(Relation index, LsmStatus st, BlockNumber blkno, const char *wha
  * place, or by moving to the end of the index) if the estimate was short.
  * ------------------------------------------------------------------------ */
 
+/*
+ * Direct writes, for the run of a new index's build (as nbtree builds): no
+ * reservation while the run grows and no shared buffers.  The pages go
+ * straight to the end of the file, a batch at a time, each batch logged
+ * whole first (log_newpages) when the index needs WAL; the run's header,
+ * which the builder emits after its data and fence pages, overwrites the
+ * zero page that held its place.  At the end the file is synced (or, on 17
+ * and later with no checkpoint since the first page, its sync is left to the
+ * next checkpoint), and the pages are reserved for the run as they lie: the
+ * metapage accounts for nothing else yet.  A build that fails leaves nothing:
+ * the new relfilenode goes with its transaction.
+ */
+#define LSM_DIRECT_BATCH	32		/* XLR_MAX_BLOCK_ID: one log_newpages record */
+
+typedef struct LsmDirectWrites
+{
+	int			n;				/* pages waiting */
+	BlockNumber blkno[LSM_DIRECT_BATCH];
+	PGAlignedBlock page[LSM_DIRECT_BATCH];
+	BlockNumber nblocks;		/* the file's length */
+	XLogRecPtr	redo;			/* the redo pointer when the build began */
+} LsmDirectWrites;
+
+static void
+LsmDirectFlush(LsmRunWriter *w)
+{
+	LsmDirectWrites *d = w->direct;
+	SMgrRelation smgr = RelationGetSmgr(w->index);
+	Page		pages[LSM_DIRECT_BATCH];
+
+	if (d->n == 0)
+		return;
+	for (int i = 0; i < d->n; i++)
+		pages[i] = (Page) d->page[i].data;
+	if (RelationNeedsWAL(w->index))
+		log_newpages(&LsmRelStorage(w->index), MAIN_FORKNUM, d->n, d->blkno, pages, true);
+	for (int i = 0; i < d->n; i++)
+	{
+		BlockNumber blkno = d->blkno[i];
+
+		PageSetChecksumInplace(pages[i], blkno);
+		while (d->nblocks < blkno)
+		{
+			/* a page emitted later (the header): its place, zero for now */
+			PGAlignedBlock zero;
+
+			memset(zero.data, 0, BLCKSZ);
+			smgrextend(smgr, MAIN_FORKNUM, d->nblocks++, zero.data, true);
+		}
+		if (blkno == d->nblocks)
+			smgrextend(smgr, MAIN_FORKNUM, d->nblocks++, pages[i], true);
+		else
+			smgrwrite(smgr, MAIN_FORKNUM, blkno, pages[i], true);
+	}
+	d->n = 0;
+}
+
+/*
+ * The last batch, then the file made durable (as smgr_bulk_finish does on 17
+ * and later, nbtree's build on 15 and 16), and the pages reserved for the run.
+ */
+static void
+LsmDirectFinish(LsmRunWriter *w, uint32 npages)
+{
+	uint32		run_id;
+	BlockNumber start;
+
+	LsmDirectFlush(w);
+	if (RelationNeedsWAL(w->index))
+	{
+		SMgrRelation smgr = RelationGetSmgr(w->index);
+
+#if PG_VERSION_NUM >= 170000
+		/* no checkpoint may begin between the look and the request */
+		Assert((MyProc->delayChkptFlags & DELAY_CHKPT_START) == 0);
+		MyProc->delayChkptFlags |= DELAY_CHKPT_START;
+		if (w->direct->redo != GetRedoRecPtr())
+		{
+			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+			smgrimmedsync(smgr, MAIN_FORKNUM);
+		}
+		else
+		{
+			smgrregistersync(smgr, MAIN_FORKNUM);
+			MyProc->delayChkptFlags &= ~DELAY_CHKPT_START;
+		}
+#else
+		/*
+		 * A checkpoint during the build cannot have written these pages (it
+		 * does not know them), and recovery would begin after their WAL.
+		 */
+		smgrimmedsync(smgr, MAIN_FORKNUM);
+#endif
+	}
+	start = LsmReserve(w->index, w->which, npages, &run_id);
+	if (start != w->start || run_id != w->run_id)
+		elog(ERROR, "lsm_am: the build's run of index \"%s\" was written at block %u as run %u, but reserved at block %u as run %u",
+			 RelationGetRelationName(w->index), w->start, w->run_id, start, run_id);
+}
+
 /* Write a page image to relative page rel of the run. */
 static void
 LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
@@ -173,6 +275,19 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 
 	if (len > LSM_CONTENT_CAP)
 		elog(ERROR, "lsm_am: run page of %zu bytes exceeds the page capacity", len);
+	if (w->direct)
+	{
+		LsmDirectWrites *d = w->direct;
+
+		page = (Page) d->page[d->n].data;
+		LsmInitPage(page, kind, w->run_id);
+		memcpy(LsmPageContent(page), content, len);
+		((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + len;
+		d->blkno[d->n++] = w->start + rel;
+		if (d->n == LSM_DIRECT_BATCH)
+			LsmDirectFlush(w);
+		goto written;
+	}
 	if (rel >= w->cap)
 	{
 		uint32		more = Max(16, w->cap / 2);
@@ -216,6 +331,7 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + len;
 	MarkBufferDirty(buf);
 	UnlockReleaseBuffer(buf);
+written:
 	if (rel + 1 > w->hiwater)
 		w->hiwater = rel + 1;
 	LsmProgressPages(1);		/* the job of this process, if one runs */
@@ -285,6 +401,37 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 	w->cap = Max(est_pages, 2);
 	w->hiwater = 1;
 	w->start = LsmReserve(index, which, w->cap, &w->run_id);
+	LsmRunWriterNewBuilder(w, expected_keys);
+}
+
+/*
+ * Start the run of a new index's build, written directly (LsmDirectWrites,
+ * above) after the metapage.  REQUIRES: the index is new (a metapage that
+ * accounts for itself alone) and the caller its only writer.
+ */
+void
+LsmRunWriterBeginDirect(LsmRunWriter *w, Relation index, uint64 expected_keys,
+						bool delay)
+{
+	LsmMetaPageData *m = palloc(sizeof(LsmMetaPageData));
+	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+
+	LsmReadMeta(index, m, NULL);
+	if (m->nruns != 0 || m->nfree != 0 || m->nblocks != nblocks)
+		elog(ERROR, "lsm_am: index \"%s\" is not new (%u runs, %u free extents, %u of %u pages accounted)",
+			 RelationGetRelationName(index), m->nruns, m->nfree, m->nblocks, nblocks);
+	memset(w, 0, sizeof(*w));
+	w->index = index;
+	w->which = LSM_RESV_COMPACT;
+	w->delay = delay;
+	w->start = nblocks;
+	w->cap = MaxBlockNumber - nblocks;
+	w->hiwater = 1;
+	w->run_id = m->next_run_id;
+	pfree(m);
+	w->direct = palloc0(sizeof(LsmDirectWrites));
+	w->direct->nblocks = nblocks;
+	w->direct->redo = GetRedoRecPtr();
 	LsmRunWriterNewBuilder(w, expected_keys);
 }
 
@@ -375,6 +522,11 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 		ref->bloom_nblocks = info.bloom_nblocks;
 	}
 	LsmRunWriterAbandon(w);		/* the builder is done with */
+	if (w->direct)
+	{
+		LsmDirectFinish(w, ref->npages);	/* logged as written */
+		return;
+	}
 	if (w->which == LSM_RESV_FLUSH)
 		LSM_FAULT(LSM_FAULT_FLUSH_FILTER);	/* every page written, none logged */
 
