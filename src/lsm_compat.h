@@ -94,6 +94,17 @@ LsmEnsureBlocks(Relation rel, BlockNumber upto)
 	 (rel)->rd_firstRelfilenodeSubid != InvalidSubTransactionId)
 #endif
 
+/*
+ * Memory for pages handed to smgrextend/smgrwrite directly: from 16 on, md.c
+ * asserts (and direct I/O needs) PG_IO_ALIGN_SIZE alignment.  Zeroed.
+ */
+#if PG_VERSION_NUM >= 160000
+#define LsmPallocIOPages(n) \
+	palloc_aligned((Size) (n) * BLCKSZ, PG_IO_ALIGN_SIZE, MCXT_ALLOC_ZERO)
+#else
+#define LsmPallocIOPages(n) palloc0((Size) (n) * BLCKSZ)
+#endif
+
 /* Write and WAL-log one page of the init fork (unlogged indexes). */
 #if PG_VERSION_NUM >= 160000
 #define LsmWriteInitForkPage(rel, blkno, page) \

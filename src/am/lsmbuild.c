@@ -645,7 +645,7 @@ lsmbuildempty(Relation index)
 	LsmKeyDesc	desc;
 
 	LsmKeyDescInit(index, &desc);
-	metapage = (Page) palloc(BLCKSZ);
+	metapage = (Page) LsmPallocIOPages(1);
 	LsmInitMetaPage(metapage, desc.fingerprint);
 	LsmWriteInitForkPage(index, LSM_METAPAGE_BLKNO, metapage);
 }

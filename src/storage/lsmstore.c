@@ -183,7 +183,8 @@ typedef struct LsmDirectWrites
 {
 	int			n;				/* pages waiting */
 	BlockNumber blkno[LSM_DIRECT_BATCH];
-	PGAlignedBlock page[LSM_DIRECT_BATCH];
+	char	   *pages;			/* LSM_DIRECT_BATCH of them, I/O-aligned */
+	char	   *zero;			/* a zero page, I/O-aligned */
 	BlockNumber nblocks;		/* the file's length */
 	XLogRecPtr	redo;			/* the redo pointer when the build began */
 } LsmDirectWrites;
@@ -198,7 +199,7 @@ LsmDirectFlush(LsmRunWriter *w)
 	if (d->n == 0)
 		return;
 	for (int i = 0; i < d->n; i++)
-		pages[i] = (Page) d->page[i].data;
+		pages[i] = (Page) (d->pages + (Size) i * BLCKSZ);
 	if (RelationNeedsWAL(w->index))
 		log_newpages(&LsmRelStorage(w->index), MAIN_FORKNUM, d->n, d->blkno, pages, true);
 	for (int i = 0; i < d->n; i++)
@@ -206,14 +207,9 @@ LsmDirectFlush(LsmRunWriter *w)
 		BlockNumber blkno = d->blkno[i];
 
 		PageSetChecksumInplace(pages[i], blkno);
+		/* a page emitted later (the header): its place, zero for now */
 		while (d->nblocks < blkno)
-		{
-			/* a page emitted later (the header): its place, zero for now */
-			PGAlignedBlock zero;
-
-			memset(zero.data, 0, BLCKSZ);
-			smgrextend(smgr, MAIN_FORKNUM, d->nblocks++, zero.data, true);
-		}
+			smgrextend(smgr, MAIN_FORKNUM, d->nblocks++, d->zero, true);
 		if (blkno == d->nblocks)
 			smgrextend(smgr, MAIN_FORKNUM, d->nblocks++, pages[i], true);
 		else
@@ -233,7 +229,15 @@ LsmDirectFinish(LsmRunWriter *w, uint32 npages)
 	BlockNumber start;
 
 	LsmDirectFlush(w);
-	if (RelationNeedsWAL(w->index))
+
+	/*
+	 * An unlogged index too: the shutdown checkpoint does not know these
+	 * pages, and after a clean shutdown its file is trusted as it is.  (With
+	 * wal_level = minimal, where a new relfilenode needs no WAL, commit syncs
+	 * or logs the file; a sync here as well is only redundant.)
+	 */
+	if (RelationNeedsWAL(w->index) ||
+		w->index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
 	{
 		SMgrRelation smgr = RelationGetSmgr(w->index);
 
@@ -254,7 +258,8 @@ LsmDirectFinish(LsmRunWriter *w, uint32 npages)
 #else
 		/*
 		 * A checkpoint during the build cannot have written these pages (it
-		 * does not know them), and recovery would begin after their WAL.
+		 * does not know them), and recovery would begin after their WAL (as
+		 * nbtree's build on 15 and 16).
 		 */
 		smgrimmedsync(smgr, MAIN_FORKNUM);
 #endif
@@ -279,7 +284,7 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 	{
 		LsmDirectWrites *d = w->direct;
 
-		page = (Page) d->page[d->n].data;
+		page = (Page) (d->pages + (Size) d->n * BLCKSZ);
 		LsmInitPage(page, kind, w->run_id);
 		memcpy(LsmPageContent(page), content, len);
 		((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + len;
@@ -430,6 +435,8 @@ LsmRunWriterBeginDirect(LsmRunWriter *w, Relation index, uint64 expected_keys,
 	w->run_id = m->next_run_id;
 	pfree(m);
 	w->direct = palloc0(sizeof(LsmDirectWrites));
+	w->direct->pages = LsmPallocIOPages(LSM_DIRECT_BATCH);
+	w->direct->zero = LsmPallocIOPages(1);
 	w->direct->nblocks = nblocks;
 	w->direct->redo = GetRedoRecPtr();
 	LsmRunWriterNewBuilder(w, expected_keys);
