@@ -270,29 +270,24 @@ LsmDirectFinish(LsmRunWriter *w, uint32 npages)
 			 RelationGetRelationName(w->index), w->start, w->run_id, start, run_id);
 }
 
-/* Write a page image to relative page rel of the run. */
+/* A run page of kind with content, in page (a buffer's or a batch's). */
 static void
-LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
-				  size_t len)
+LsmRunPageFill(LsmRunWriter *w, Page page, uint16 kind, const void *content,
+			   size_t len)
 {
-	Buffer		buf;
-	Page		page;
+	LsmInitPage(page, kind, w->run_id);
+	memcpy(LsmPageContent(page), content, len);
+	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + len;
+}
 
-	if (len > LSM_CONTENT_CAP)
-		elog(ERROR, "lsm_am: run page of %zu bytes exceeds the page capacity", len);
-	if (w->direct)
-	{
-		LsmDirectWrites *d = w->direct;
-
-		page = (Page) (d->pages + (Size) d->n * BLCKSZ);
-		LsmInitPage(page, kind, w->run_id);
-		memcpy(LsmPageContent(page), content, len);
-		((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + len;
-		d->blkno[d->n++] = w->start + rel;
-		if (d->n == LSM_DIRECT_BATCH)
-			LsmDirectFlush(w);
-		goto written;
-	}
+/*
+ * The buffer of relative page rel, zeroed and exclusively locked: the
+ * reservation grown (in place, or moved to the end of the index with what
+ * is written) if rel lies past it.
+ */
+static Buffer
+LsmRunWriterBuffer(LsmRunWriter *w, uint32 rel)
+{
 	if (rel >= w->cap)
 	{
 		uint32		more = Max(16, w->cap / 2);
@@ -327,16 +322,34 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 			w->cap += more;
 		}
 	}
+	return ReadBufferExtended(w->index, MAIN_FORKNUM, w->start + rel,
+							  RBM_ZERO_AND_LOCK, NULL);
+}
 
-	buf = ReadBufferExtended(w->index, MAIN_FORKNUM, w->start + rel,
-							 RBM_ZERO_AND_LOCK, NULL);
-	page = BufferGetPage(buf);
-	LsmInitPage(page, kind, w->run_id);
-	memcpy(LsmPageContent(page), content, len);
-	((PageHeader) page)->pd_lower = LSM_CONTENT_OFFSET + len;
-	MarkBufferDirty(buf);
-	UnlockReleaseBuffer(buf);
-written:
+/* Write a page image to relative page rel of the run. */
+static void
+LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
+				  size_t len)
+{
+	if (len > LSM_CONTENT_CAP)
+		elog(ERROR, "lsm_am: run page of %zu bytes exceeds the page capacity", len);
+	if (w->direct)
+	{
+		LsmDirectWrites *d = w->direct;
+
+		LsmRunPageFill(w, (Page) (d->pages + (Size) d->n * BLCKSZ), kind, content, len);
+		d->blkno[d->n++] = w->start + rel;
+		if (d->n == LSM_DIRECT_BATCH)
+			LsmDirectFlush(w);
+	}
+	else
+	{
+		Buffer		buf = LsmRunWriterBuffer(w, rel);
+
+		LsmRunPageFill(w, BufferGetPage(buf), kind, content, len);
+		MarkBufferDirty(buf);
+		UnlockReleaseBuffer(buf);
+	}
 	if (rel + 1 > w->hiwater)
 		w->hiwater = rel + 1;
 	LsmProgressPages(1);		/* the job of this process, if one runs */
