@@ -37,6 +37,15 @@
 #define LsmRelStorage(rel)		((rel)->rd_node)
 #endif
 
+/* A buffer tag for a block of rel (storage/buf_internals.h must be included). */
+#if PG_VERSION_NUM >= 160000
+#define LsmInitBufferTag(tag, rel, fork, blkno) \
+	InitBufferTag((tag), &(rel)->rd_locator, (fork), (blkno))
+#else
+#define LsmInitBufferTag(tag, rel, fork, blkno) \
+	INIT_BUFFERTAG(*(tag), (rel)->rd_node, (fork), (blkno))
+#endif
+
 /*
  * Extend the relation by one block and return it pinned and exclusively
  * locked.  REQUIRES: the caller serialises extension of this index: every

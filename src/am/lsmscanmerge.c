@@ -138,6 +138,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	bool		full_key;
 	int			hashed_cols = 0;	/* bloom columns hash is of (0: none) */
 	uint64		hash = 0;
+	int			deepest;		/* the deepest level with a run (0: none) */
 
 	MemoryContextCallback *cb;
 
@@ -266,6 +267,21 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	else
 		so->nruns = LsmScanCursors(index, runs, meta.nruns, backward, &so->range,
 								   &so->cursors);
+	/*
+	 * The deepest level holds most entries (about 90% under leveled), so most
+	 * keys looked up are found there, and for them its filter only adds a
+	 * page to read: its filter page is probed only if it is in memory
+	 * (LsmRunCacheMayContain), else the run is searched as if the filter had
+	 * said "maybe".  Where the filters do not fit in memory (an index several
+	 * times it) that saves a lookup of an existing key a page read, and a
+	 * lookup of a missing key reads the run's data page instead of its filter
+	 * page.  Not for unique indexes: their lookups are mostly the checks
+	 * before an insert, of keys not there, which the filter answers best.
+	 */
+	deepest = 0;
+	if (!index->rd_index->indisunique)
+		for (int i = 0; i < meta.nruns; i++)
+			deepest = Max(deepest, runs[i].level);
 	for (int i = 0; i < so->nruns; i++)
 	{
 		LsmRunCursor *c = &so->cursors[i];
@@ -276,6 +292,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 			c->ref.bloom_cols <= so->eq_cols && !so->empty)
 		{
 			c->bloom_check = true;
+			c->bloom_pass_cold = deepest > 0 && c->ref.level == deepest;
 			c->bloom_cols_hashed = c->ref.bloom_cols;
 			if (c->ref.bloom_cols != hashed_cols)
 			{

@@ -338,12 +338,27 @@ typedef struct LsmRunCacheEntry
 	uint32		bloom_bpp;		/* blocks per filter page */
 	const uint8 **bloom_blocks; /* per filter page: its blocks, or NULL */
 	uint32	   *bloom_k;		/* per filter page: k */
-	uint8	   *bloom_seen;		/* per filter page: probed in place once */
+	uint8	   *bloom_seen;		/* per filter page: LSM_SEEN_* */
 } LsmRunCacheEntry;
+
+/* LsmRunCacheEntry.bloom_seen[] */
+#define LSM_SEEN_NEVER			0
+#define LSM_SEEN_PROBED			1	/* probed in its shared buffer once */
+#define LSM_SEEN_PASSED			2	/* passed over once: not in memory */
+
+/* A filter's answer for a key (LsmRunCacheMayContain). */
+typedef enum LsmFilterAnswer
+{
+	LSM_FILTER_ABSENT,			/* the run has no entry with the key */
+	LSM_FILTER_MAYBE,			/* it may have one */
+	LSM_FILTER_NOT_ASKED		/* the filter page was not in memory, and
+								 * the caller allowed passing it over */
+} LsmFilterAnswer;
 
 extern LsmRunCacheEntry *LsmRunCacheGet(Relation index, const LsmRunRef *ref);
 extern void LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e);
-extern bool LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h);
+extern LsmFilterAnswer LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e,
+											 uint64 h, bool pass_cold);
 extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel,
 									 int *len);
 
@@ -368,6 +383,8 @@ typedef struct LsmRunCursor
 	/* point lookups (am/lsmscanmerge.c sets bloom_check and bloom_hash) */
 	bool		bloom_check;	/* probe the run's filter before searching */
 	uint64		bloom_hash;
+	bool		bloom_pass_cold;	/* ... unless its page is not in memory
+									 * (the deepest level, see lsmscanmerge.c) */
 	bool		probed;			/* the filter was probed */
 	bool		filtered;		/* ... and said absent */
 	uint32		data_pages;		/* data pages read */

@@ -301,6 +301,7 @@ LsmRunCursorNextRun(LsmRunCursor *c)
 	c->strategy = save.strategy;
 	c->bloom_cols_hashed = save.bloom_cols_hashed;
 	c->bloom_hash = save.bloom_hash;
+	c->bloom_pass_cold = save.bloom_pass_cold;
 	c->bloom_check = save.bloom_cols_hashed > 0 && c->ref.bloom_nblocks > 0 &&
 		c->ref.bloom_cols == save.bloom_cols_hashed;
 	return true;

@@ -129,8 +129,11 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 	/* by filter */
 	if (c->bloom_check)
 	{
-		c->probed = true;
-		if (!LsmRunCacheMayContain(index, e, c->bloom_hash))
+		LsmFilterAnswer a = LsmRunCacheMayContain(index, e, c->bloom_hash,
+												  c->bloom_pass_cold);
+
+		c->probed = (a != LSM_FILTER_NOT_ASKED);
+		if (a == LSM_FILTER_ABSENT)
 		{
 			c->filtered = true;
 			return false;

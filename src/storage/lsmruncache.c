@@ -4,6 +4,7 @@
  */
 #include "postgres.h"
 
+#include "storage/buf_internals.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -232,41 +233,83 @@ LsmRunCacheProbe(const LsmRunCacheEntry *e, const uint8 *blocks, uint32 k, uint3
 }
 
 /*
- * The run's filter's answer for h (true: may contain).  The filter page that
- * holds h's block is probed in its shared buffer the first time this backend
- * needs it, and copied into the cache the second time.
+ * Whether block blkno of rel is in shared buffers now (a hint: it may be
+ * evicted or read in the next moment).  The buffer mapping table's lookup,
+ * as PrefetchBuffer makes, without its read-ahead request for a block that
+ * is not there.  Temporary relations' local buffers count as in memory.
  */
-bool
-LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
+static bool
+LsmBlockInSharedBuffers(Relation rel, BlockNumber blkno)
+{
+	BufferTag	tag;
+	uint32		hash;
+	LWLock	   *lock;
+	int			id;
+
+	if (RelationUsesLocalBuffers(rel))
+		return true;
+	LsmInitBufferTag(&tag, rel, MAIN_FORKNUM, blkno);
+	hash = BufTableHashCode(&tag);
+	lock = BufMappingPartitionLock(hash);
+	LWLockAcquire(lock, LW_SHARED);
+	id = BufTableLookup(&tag, hash);
+	LWLockRelease(lock);
+	return id >= 0;
+}
+
+/*
+ * The run's filter's answer for h.  The filter page that holds h's block is
+ * probed in its shared buffer the first time this backend needs it, and
+ * copied into the cache the second time.
+ *
+ * pass_cold: the caller would rather search the run than read a filter page
+ * from outside shared buffers (the deepest level's filter, where most keys
+ * looked up are found: lsmscanmerge.c).  Then a page this backend has not
+ * copied and shared buffers do not hold is passed over the first time
+ * (LSM_FILTER_NOT_ASKED) and read the second, so the pages a backend keeps
+ * asking for still come into memory.
+ */
+LsmFilterAnswer
+LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_cold)
 {
 	uint32		block,
 				pg;
 
 	if (e->bloom_pages == 0)
-		return true;
+		return LSM_FILTER_MAYBE;
 	block = lsm_bloom_block_of(h, e->ref.bloom_nblocks);
 	pg = block / e->bloom_bpp;
 	if (pg >= e->bloom_pages)
-		return true;
+		return LSM_FILTER_MAYBE;
 	if (e->bloom_blocks[pg] == NULL)
 	{
-		Buffer		buf = LsmReadRunBuffer(index, &e->ref, e->ref.bloom_start + pg,
-										   LSM_PK_RUN_BLOOM);
-		Page		page = BufferGetPage(buf);
-		const uint8 *content = (const uint8 *) LsmPageContent(page);
-		int			len = LsmPageContentLen(page);
+		Buffer		buf;
+		Page		page;
+		const uint8 *content;
+		int			len;
 		LsmBloomPageInfo info;
 		const uint8 *blocks;
 		bool		result;
 
+		if (pass_cold && e->bloom_seen[pg] == LSM_SEEN_NEVER &&
+			!LsmBlockInSharedBuffers(index, e->ref.start + e->ref.bloom_start + pg))
+		{
+			e->bloom_seen[pg] = LSM_SEEN_PASSED;
+			return LSM_FILTER_NOT_ASKED;
+		}
+		buf = LsmReadRunBuffer(index, &e->ref, e->ref.bloom_start + pg,
+							   LSM_PK_RUN_BLOOM);
+		page = BufferGetPage(buf);
+		content = (const uint8 *) LsmPageContent(page);
+		len = LsmPageContentLen(page);
 		LsmRunCacheCheckBloomPage(index, e, pg, block,
 								  lsm_bloom_page_parse(content, len, &info), &info);
-		if (!e->bloom_seen[pg] ||
+		if (e->bloom_seen[pg] != LSM_SEEN_PROBED ||
 			lsm_run_cache_filter_bytes + Max(len, 1) > LSM_RUN_CACHE_FILTER_BYTES)
 		{
 			/* first time, or no room: answer from the buffer, keep nothing */
 			blocks = info.blocks;
-			e->bloom_seen[pg] = 1;
+			e->bloom_seen[pg] = LSM_SEEN_PROBED;
 		}
 		else
 		{
@@ -281,7 +324,8 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h)
 		}
 		result = LsmRunCacheProbe(e, blocks, info.k, pg, block, h);
 		UnlockReleaseBuffer(buf);
-		return result;
+		return result ? LSM_FILTER_MAYBE : LSM_FILTER_ABSENT;
 	}
-	return LsmRunCacheProbe(e, e->bloom_blocks[pg], e->bloom_k[pg], pg, block, h);
+	return LsmRunCacheProbe(e, e->bloom_blocks[pg], e->bloom_k[pg], pg, block, h) ?
+		LSM_FILTER_MAYBE : LSM_FILTER_ABSENT;
 }

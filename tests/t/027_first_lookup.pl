@@ -118,5 +118,60 @@ is(sql("$off SELECT count(*) FROM fl WHERE k BETWEEN 700 AND 1400"),
 	'a range after the point lookups: lsm and btree agree');
 is(sql(q{SELECT count(*) FROM lsm_am.verify('fl_k', true)}), '1', 'verify is clean');
 
+# The deepest level's filter is probed only if its page is in shared buffers
+# (doc/impl.md, "Scans"): a lookup otherwise searches the run, and the page is
+# read the second time the backend needs it.  One run at the deepest level
+# (compacted), its filter pages out of shared buffers after a restart;
+# lookup_stats counts filter probes and run data pages read.  A unique index
+# probes always.
+sql(q{
+CREATE TABLE dl (k int8);
+CREATE INDEX dl_k ON dl USING lsm (k);
+CREATE TABLE du (k int8);
+CREATE UNIQUE INDEX du_k ON du USING lsm (k);
+INSERT INTO dl SELECT 7 * g FROM generate_series(1, 50000) g;
+INSERT INTO du SELECT * FROM dl;
+SELECT lsm_am.compact('dl_k'), lsm_am.compact('du_k');
+});
+is(sql(q{SELECT string_agg(level::text || ':' || (bloom_blocks > 0)::text, ',')
+		   FROM lsm_am.manifest('dl_k') WHERE kind = 'run'}),
+	'1:true', 'one run with a filter, at level 1');
+$node->restart;
+
+# one connection: the statements, then the deltas of filter_probes and
+# data_pages_read over each, and the answers, as "p,d,c;p,d,c;..."
+sub probed
+{
+	my ($idx, @stmts) = @_;
+	my $st = "SELECT filter_probes p, data_pages_read d FROM lsm_am.lookup_stats('$idx')";
+	my $q = "SET enable_seqscan = off; SET enable_bitmapscan = off;\n";
+	my @out;
+	for my $i (0 .. $#stmts)
+	{
+		$q .= "$st \\gset a$i\n$stmts[$i] \\gset c$i\n$st \\gset b$i\n";
+		push @out, "(:b${i}p - :a${i}p) || ',' || (:b${i}d - :a${i}d) || ',' || :c${i}count";
+	}
+	$q .= 'SELECT ' . join(" || ';' || ", @out) . ';';
+	return $node->safe_psql('postgres', $q);
+}
+
+is(probed('dl_k', 'SELECT count(*) FROM dl WHERE k = 7 * 4000 + 3'),
+	'0,1,0', 'after a restart, a missing key: no filter page read, the run searched, no row');
+is(probed('dl_k', 'SELECT count(*) FROM dl WHERE k = 7 * 25000'),
+	'0,1,1', 'an existing key: no filter page read, one data page, its row');
+is(probed('dl_k', 'SELECT count(*) FROM dl WHERE k = 7 * 31000',
+		'SELECT count(*) FROM dl WHERE k = 7 * 31000'),
+	'0,1,1;1,1,1', 'the same key twice in one connection: the second reads the filter page');
+is(probed('dl_k', 'SELECT count(*) FROM dl WHERE k = 7 * 31000'),
+	'1,1,1', 'a new connection: that filter page is in shared buffers now, and probed');
+is(probed('du_k', 'SELECT count(*) FROM du WHERE k = 7 * 25000'),
+	'1,1,1', 'a unique index probes its filter page wherever it is');
+for my $key (7 * 4000 + 3, 7 * 25000, 7 * 31000, 7 * 49999 + 1, 7 * 50000)
+{
+	is(sql("$off SELECT count(*) FROM dl WHERE k = $key"),
+		sql("$off SELECT count(*) FROM du WHERE k = $key"),
+		"key $key after the restart: the two indexes agree");
+}
+
 $node->stop;
 done_testing();
