@@ -128,9 +128,16 @@ LsmBuildCallback(Relation index, ItemPointer tid, Datum *values,
 	LsmBuildState *bs = (LsmBuildState *) state;
 	MemoryContext old = MemoryContextSwitchTo(bs->tmpctx);
 
-	/* the entry as a bytea, encoded after room for its varlena header */
+	/*
+	 * The entry as a bytea, encoded after room for a one-byte varlena header
+	 * (a short varlena, as a bytea of up to 126 bytes is on disk): an int8
+	 * entry and its header take 16 bytes, one sort memory chunk of 16
+	 * instead of 32, so the sort holds and touches a third less memory.  A
+	 * longer entry moves up by 3 bytes for a four-byte header.  The sort's
+	 * comparator and its readers take either (VARDATA_ANY).
+	 */
 	resetStringInfo(&bs->buf);
-	bs->buf.len = VARHDRSZ;
+	bs->buf.len = VARHDRSZ_SHORT;
 	LsmEncodeEntry(&bs->desc, values, isnull, tid, &bs->buf);
 	if (bs->unique)
 	{
@@ -146,7 +153,16 @@ LsmBuildCallback(Relation index, ItemPointer tid, Datum *values,
 				checked = false;
 		appendStringInfoChar(&bs->buf, checked ? 1 : 0);
 	}
-	SET_VARSIZE(bs->buf.data, bs->buf.len);
+	if (bs->buf.len <= VARATT_SHORT_MAX)
+		SET_VARSIZE_SHORT(bs->buf.data, bs->buf.len);
+	else
+	{
+		enlargeStringInfo(&bs->buf, VARHDRSZ - VARHDRSZ_SHORT);
+		memmove(bs->buf.data + VARHDRSZ, bs->buf.data + VARHDRSZ_SHORT,
+				bs->buf.len - VARHDRSZ_SHORT);
+		bs->buf.len += VARHDRSZ - VARHDRSZ_SHORT;
+		SET_VARSIZE(bs->buf.data, bs->buf.len);
+	}
 	tuplesort_putdatum(bs->sort, PointerGetDatum(bs->buf.data), false);	/* copies */
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(bs->tmpctx);
