@@ -279,7 +279,7 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	 * before an insert, of keys not there, which the filter answers best.
 	 */
 	deepest = 0;
-	if (!index->rd_index->indisunique)
+	if (so->eq_cols > 0 && !so->empty && !index->rd_index->indisunique)
 		for (int i = 0; i < meta.nruns; i++)
 			deepest = Max(deepest, runs[i].level);
 	for (int i = 0; i < so->nruns; i++)
