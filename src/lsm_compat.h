@@ -71,22 +71,32 @@ LsmExtendBuffer(Relation rel)
 
 /*
  * Make the relation at least upto blocks long (new blocks are zero pages,
- * not WAL-logged: their content is logged when they are first used).
+ * not WAL-logged: their content is logged when they are first used).  More
+ * than a few pages (a run's extent) go through a ring of buffers, as COPY
+ * extends a table, so that the zero pages do not evict what is in use
+ * (doc/impl.md, "Merges and shared buffers").
  */
 static inline void
 LsmEnsureBlocks(Relation rel, BlockNumber upto)
 {
-	if (RelationGetNumberOfBlocks(rel) >= upto)
+	BlockNumber have = RelationGetNumberOfBlocks(rel);
+	BufferAccessStrategy ring = NULL;
+
+	if (have >= upto)
 		return;
+	if (upto - have > 16)
+		ring = GetAccessStrategy(BAS_BULKWRITE);
 #if PG_VERSION_NUM >= 160000
-	ReleaseBuffer(ExtendBufferedRelTo(BMR_REL(rel), MAIN_FORKNUM, NULL,
+	ReleaseBuffer(ExtendBufferedRelTo(BMR_REL(rel), MAIN_FORKNUM, ring,
 									  EB_CLEAR_SIZE_CACHE, upto, RBM_ZERO_ON_ERROR));
 #else
 	LockRelationForExtension(rel, ExclusiveLock);
 	while (RelationGetNumberOfBlocks(rel) < upto)
-		ReleaseBuffer(ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, NULL));
+		ReleaseBuffer(ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_NORMAL, ring));
 	UnlockRelationForExtension(rel, ExclusiveLock);
 #endif
+	if (ring)
+		FreeAccessStrategy(ring);
 }
 
 /*

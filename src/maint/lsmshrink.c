@@ -36,32 +36,48 @@ LsmRelocateRun(Relation index, const LsmRunRef *ref)
 										ref->start, &run_id);
 	LsmRunRef	copy = *ref;
 	LsmJob		job;
+	BufferAccessStrategy rd;
+	BufferAccessStrategy wr;
+	LsmPageLog	plog = {0};
 
 	if (!BlockNumberIsValid(start))
 		return false;
+	/*
+	 * As a merge (doc/impl.md, "Merges and shared buffers"): the original
+	 * read through one ring, the copy's data pages written through another
+	 * and logged as they are written, its header, fence and filter pages
+	 * through ordinary buffers
+	 */
+	rd = GetAccessStrategy(BAS_BULKREAD);
+	wr = GetAccessStrategy(BAS_BULKWRITE);
 	LsmJobBegin(&job, index, LSM_JOB_RELOCATION, ref, 1, 0, ref->level, ref->npages);
 	for (uint32 rel = 0; rel < ref->npages; rel++)
 	{
-		Buffer		src = ReadBuffer(index, ref->start + rel);
+		Buffer		src = ReadBufferExtended(index, MAIN_FORKNUM, ref->start + rel,
+											 RBM_NORMAL, rd);
 		Buffer		dst;
 		Page		page;
+		bool		data;
 
 		LockBuffer(src, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(src);
 		if (PageIsNew(page) || LsmPageGetOpaque(page)->page_id != LSM_PAGE_ID ||
 			LsmPageGetOpaque(page)->owner != ref->run_id)
 			LsmCheckPage(index, src, LSM_PK_RUN_DATA, ref->run_id);	/* raises */
-		dst = ReadBufferExtended(index, MAIN_FORKNUM, start + rel, RBM_ZERO_AND_LOCK, NULL);
+		data = LsmPageGetOpaque(page)->kind == LSM_PK_RUN_DATA;
+		dst = ReadBufferExtended(index, MAIN_FORKNUM, start + rel, RBM_ZERO_AND_LOCK,
+								 data ? wr : NULL);
 		memcpy(BufferGetPage(dst), page, BLCKSZ);
 		LsmPageGetOpaque(BufferGetPage(dst))->owner = run_id;
 		MarkBufferDirty(dst);
-		UnlockReleaseBuffer(dst);
 		UnlockReleaseBuffer(src);
+		LsmPageLogAdd(&plog, index, dst);
 		LsmProgressPages(1);
 		CHECK_FOR_INTERRUPTS();
 	}
-	if (RelationNeedsWAL(index))
-		log_newpage_range(index, MAIN_FORKNUM, start, start + ref->npages, true);
+	LsmPageLogFlush(&plog);
+	FreeAccessStrategy(rd);
+	FreeAccessStrategy(wr);
 	copy.run_id = run_id;
 	copy.start = start;
 	LsmPublishCompaction(index, ref, 1, &copy, 1, 0, true);

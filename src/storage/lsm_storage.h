@@ -43,6 +43,7 @@
 
 #include "access/genam.h"
 #include "access/generic_xlog.h"
+#include "storage/buf.h"
 #include "storage/bufpage.h"
 #include "utils/relcache.h"
 
@@ -280,6 +281,27 @@ extern BlockNumber LsmReserveBelow(Relation index, int which, uint32 npages,
 extern void LsmReserveFinish(LsmMetaPageData *m, int which, uint32 used);
 extern void LsmReserveCancel(Relation index, int which);
 
+/*
+ * Pages written (exclusively locked, dirty) that nobody else can reach yet,
+ * logged as full images 32 to a record (XLR_MAX_BLOCK_ID) soon after they
+ * are written: a merge's and a relocation's output, whose data pages go
+ * through a ring of buffers (doc/impl.md, "Merges and shared buffers").  A
+ * page keeps its pin until it is logged, so the ring cannot write it out
+ * before.  lsmstore.c.
+ */
+#define LSM_PAGELOG_BATCH	32
+
+typedef struct LsmPageLog
+{
+	Relation	index;
+	int			n;
+	Buffer		bufs[LSM_PAGELOG_BATCH];
+} LsmPageLog;
+
+extern void LsmPageLogAdd(LsmPageLog *pl, Relation index, Buffer buf);
+extern void LsmPageLogFlush(LsmPageLog *pl);
+extern void LsmPageLogDrop(LsmPageLog *pl);
+
 typedef struct LsmRunWriter
 {
 	Relation	index;
@@ -300,6 +322,15 @@ typedef struct LsmRunWriter
 	/* a new index's build (LsmRunWriterBeginDirect): pages bypass shared
 	 * buffers; NULL otherwise */
 	struct LsmDirectWrites *direct;
+	/*
+	 * A merge's output (LSM_RESV_COMPACT): data pages through a ring of
+	 * buffers (BAS_BULKWRITE), so that a merge does not sweep shared buffers
+	 * of the pages readers keep using; each page is logged soon after it is
+	 * written (pend), not at the end.  NULL otherwise (a flush: its pages are
+	 * logged at the end, log_newpage_range).
+	 */
+	BufferAccessStrategy ring;
+	LsmPageLog	pend;			/* written, pinned, not yet logged */
 } LsmRunWriter;
 
 extern void LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,

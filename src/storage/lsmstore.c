@@ -8,10 +8,12 @@
  *    after a checkpoint); a new log page is allocated, initialised (full
  *    image) and linked in one record with the metapage;
  *  - a run writer first reserves an extent in a metapage record, writes its
- *    pages into shared buffers unlogged, then logs them as full page images
- *    (log_newpage_range) before the run is published; until then no reader
- *    can reach them, and a crash leaves only the reservation, which the next
- *    writer of the same kind reclaims;
+ *    pages into shared buffers and logs them as full page images before the
+ *    run is published: a flush logs them all at the end (log_newpage_range),
+ *    a merge 32 at a time as it writes them (its data pages go through a
+ *    ring of buffers, so that merging does not evict what readers use);
+ *    until the publish no reader can reach them, and a crash leaves only the
+ *    reservation, which the next writer of the same kind reclaims;
  *  - publishing a run (lsmmaint.c, lsmbuild.c) is one generic WAL record on
  *    the metapage: the run appears and whatever it replaces disappears, and
  *    the replaced pages join the free list, atomically.
@@ -24,6 +26,7 @@
 
 #include "access/xlog.h"
 #include "access/xloginsert.h"
+#include "catalog/pg_control.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/proc.h"
@@ -281,12 +284,83 @@ LsmRunPageFill(LsmRunWriter *w, Page page, uint16 kind, const void *content,
 }
 
 /*
- * The buffer of relative page rel, zeroed and exclusively locked: the
- * reservation grown (in place, or moved to the end of the index with what
- * is written) if rel lies past it.
+ * Log the pages of pl (pinned, unlocked), as log_newpage_range does: one
+ * record of full images, each page's LSN set, then the pins dropped.  Nobody
+ * else reaches these pages (their run is not published), so nothing changed
+ * them since they were written.
+ */
+void
+LsmPageLogFlush(LsmPageLog *pl)
+{
+	int			nlog = 0;
+
+	if (pl->n == 0)
+		return;
+	if (RelationNeedsWAL(pl->index))
+		XLogEnsureRecordSpace(LSM_PAGELOG_BATCH - 1, 0);
+	for (int i = 0; i < pl->n; i++)
+	{
+		LockBuffer(pl->bufs[i], BUFFER_LOCK_EXCLUSIVE);
+		/* a zero page (a header not yet written, copied by a move) is skipped */
+		if (!PageIsNew(BufferGetPage(pl->bufs[i])))
+			nlog++;
+	}
+	if (RelationNeedsWAL(pl->index) && nlog > 0)
+	{
+		XLogRecPtr	recptr;
+		int			id = 0;
+
+		START_CRIT_SECTION();
+		XLogBeginInsert();
+		for (int i = 0; i < pl->n; i++)
+		{
+			if (PageIsNew(BufferGetPage(pl->bufs[i])))
+				continue;
+			MarkBufferDirty(pl->bufs[i]);
+			XLogRegisterBuffer(id++, pl->bufs[i], REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+		}
+		recptr = XLogInsert(RM_XLOG_ID, XLOG_FPI);
+		for (int i = 0; i < pl->n; i++)
+			if (!PageIsNew(BufferGetPage(pl->bufs[i])))
+				PageSetLSN(BufferGetPage(pl->bufs[i]), recptr);
+		END_CRIT_SECTION();
+	}
+	for (int i = 0; i < pl->n; i++)
+		UnlockReleaseBuffer(pl->bufs[i]);
+	pl->n = 0;
+}
+
+/*
+ * A page just written (buf exclusively locked, dirty), to be logged with
+ * the pages written just before and after it: unlocked, its pin kept.
+ */
+void
+LsmPageLogAdd(LsmPageLog *pl, Relation index, Buffer buf)
+{
+	Assert(pl->n == 0 || pl->index == index);
+	pl->index = index;
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	pl->bufs[pl->n++] = buf;
+	if (pl->n == LSM_PAGELOG_BATCH)
+		LsmPageLogFlush(pl);
+}
+
+/* Drop the pins of pages not to be logged after all (their writer gave up). */
+void
+LsmPageLogDrop(LsmPageLog *pl)
+{
+	for (int i = 0; i < pl->n; i++)
+		ReleaseBuffer(pl->bufs[i]);
+	pl->n = 0;
+}
+
+/*
+ * The buffer of relative page rel, zeroed and exclusively locked (through
+ * strategy, NULL for the ordinary way): the reservation grown (in place, or
+ * moved to the end of the index with what is written) if rel lies past it.
  */
 static Buffer
-LsmRunWriterBuffer(LsmRunWriter *w, uint32 rel)
+LsmRunWriterBuffer(LsmRunWriter *w, uint32 rel, BufferAccessStrategy strategy)
 {
 	if (rel >= w->cap)
 	{
@@ -304,26 +378,33 @@ LsmRunWriterBuffer(LsmRunWriter *w, uint32 rel)
 			/*
 			 * copy what is written, pages 0 .. hiwater-1: the header (page 0)
 			 * is written before the filter pages, which may be what grows the
-			 * run; before that, the copy of a zero page does no harm
+			 * run; before that, the copy of a zero page does no harm.  A
+			 * merge's writer logs what it has pending first (those pages are
+			 * left behind), then the copies as it makes them.
 			 */
+			LsmPageLogFlush(&w->pend);
 			for (uint32 r = 0; r < w->hiwater; r++)
 			{
-				Buffer		src = ReadBuffer(w->index, oldstart + r);
+				Buffer		src = ReadBufferExtended(w->index, MAIN_FORKNUM, oldstart + r,
+													 RBM_NORMAL, w->ring);
 				Buffer		dst = ReadBufferExtended(w->index, MAIN_FORKNUM, newstart + r,
-													 RBM_ZERO_AND_LOCK, NULL);
+													 RBM_ZERO_AND_LOCK, w->ring);
 
 				LockBuffer(src, BUFFER_LOCK_SHARE);
 				memcpy(BufferGetPage(dst), BufferGetPage(src), BLCKSZ);
 				MarkBufferDirty(dst);
-				UnlockReleaseBuffer(dst);
 				UnlockReleaseBuffer(src);
+				if (w->ring)
+					LsmPageLogAdd(&w->pend, w->index, dst);
+				else
+					UnlockReleaseBuffer(dst);
 			}
 			w->start = newstart;
 			w->cap += more;
 		}
 	}
 	return ReadBufferExtended(w->index, MAIN_FORKNUM, w->start + rel,
-							  RBM_ZERO_AND_LOCK, NULL);
+							  RBM_ZERO_AND_LOCK, strategy);
 }
 
 /* Write a page image to relative page rel of the run. */
@@ -344,11 +425,19 @@ LsmRunWriterWrite(LsmRunWriter *w, uint32 rel, uint16 kind, const void *content,
 	}
 	else
 	{
-		Buffer		buf = LsmRunWriterBuffer(w, rel);
+		/*
+		 * A merge's data pages through its ring; its header, fence and filter
+		 * pages, which every lookup in the run reads, the ordinary way
+		 */
+		Buffer		buf = LsmRunWriterBuffer(w, rel,
+											 kind == LSM_PK_RUN_DATA ? w->ring : NULL);
 
 		LsmRunPageFill(w, BufferGetPage(buf), kind, content, len);
 		MarkBufferDirty(buf);
-		UnlockReleaseBuffer(buf);
+		if (w->ring)
+			LsmPageLogAdd(&w->pend, w->index, buf);
+		else
+			UnlockReleaseBuffer(buf);
 	}
 	if (rel + 1 > w->hiwater)
 		w->hiwater = rel + 1;
@@ -418,6 +507,9 @@ LsmRunWriterBegin(LsmRunWriter *w, Relation index, int which,
 	w->delay = delay;
 	w->cap = Max(est_pages, 2);
 	w->hiwater = 1;
+	/* freed with the caller's memory context */
+	if (which == LSM_RESV_COMPACT)
+		w->ring = GetAccessStrategy(BAS_BULKWRITE);
 	w->start = LsmReserve(index, which, w->cap, &w->run_id);
 	LsmRunWriterNewBuilder(w, expected_keys);
 }
@@ -541,12 +633,15 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 		ref->bloom_start = info.bloom_start;
 		ref->bloom_nblocks = info.bloom_nblocks;
 	}
+	LsmPageLogFlush(&w->pend);	/* a merge's: logged as written */
 	LsmRunWriterAbandon(w);		/* the builder is done with */
 	if (w->direct)
 	{
 		LsmDirectFinish(w, ref->npages);	/* logged as written */
 		return;
 	}
+	if (w->ring)
+		return;
 	if (w->which == LSM_RESV_FLUSH)
 		LSM_FAULT(LSM_FAULT_FLUSH_FILTER);	/* every page written, none logged */
 
@@ -554,10 +649,14 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 		log_newpage_range(w->index, MAIN_FORKNUM, w->start, w->start + ref->npages, true);
 }
 
-/* Free the builder now (its context would on ERROR anyway).  Idempotent. */
+/*
+ * Free the builder now (its context would on ERROR anyway), and drop the pins
+ * of pages not yet logged.  Idempotent.
+ */
 void
 LsmRunWriterAbandon(LsmRunWriter *w)
 {
+	LsmPageLogDrop(&w->pend);	/* a merge given up: no use logging them */
 	if (w->cxt != NULL)
 		MemoryContextDelete(w->cxt);	/* its owner destroys the builder */
 	w->cxt = NULL;
