@@ -135,7 +135,8 @@ LsmWorkersServe(Relation index)
  * for a flush, 1 + up to LSM_DELAY_IMM_UNITS as the active memtable fills
  * towards the stop (the rate is down to 0.8^17, 2%, when it is full):
  * flushes fall behind first (a 4 MB memtable fills in a third of a second
- * at 450,000 rows/s).
+ * at 450,000 rows/s); and the units of the levels over their targets that
+ * the last merge saw (LsmLevelDebt).
  */
 static uint32
 LsmInsertDebt(Relation index, LsmSlot *slot)
@@ -144,6 +145,7 @@ LsmInsertDebt(Relation index, LsmSlot *slot)
 
 	if (slot->l0_runs >= (uint32) lsm_l0_slowdown_trigger)
 		debt += slot->l0_runs - (uint32) lsm_l0_slowdown_trigger + 1;
+	debt += slot->level_debt;
 	if (slot->nimm >= LSM_MAX_IMM)
 	{
 		double		fill = (double) lsm_memtable_memory(lsm_shared->arena, &slot->mt) /

@@ -62,6 +62,7 @@ extern void LsmShrinkRelocating(Relation index);
 /* shape of the levels and the compaction picker (lsmpolicy.c) */
 extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);
+extern uint32 LsmLevelDebt(Relation index, const LsmMetaPageData *m);
 extern uint64 LsmLevelBasePages(Relation index);
 /* data pages per piece of a leveled merge's output into level */
 extern uint32 LsmPiecePages(Relation index, const LsmMetaPageData *meta, uint32 level);

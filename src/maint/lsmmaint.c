@@ -119,6 +119,7 @@ LsmCompactionDone(Relation index, const LsmMetaPageData *m, bool compaction,
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
 
 	slot->l0_runs = LsmCountLevel0(m);
+	slot->level_debt = LsmLevelDebt(index, m);
 	for (int j = 0; j < nouts; j++)
 		slot->level_pages[Min(outs[j].level, LSM_PICK_MAX_LEVEL)] += outs[j].npages;
 	if (compaction)

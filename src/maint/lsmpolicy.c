@@ -26,6 +26,50 @@ LsmLevelBasePages(Relation index)
 	return Max((uint64) 16, mt_pages * trigger);
 }
 
+/*
+ * Debt units for backpressure (doc/impl.md, "Backpressure") from the levels
+ * above the deepest: a leveled index's level L >= 1 holding more than twice
+ * its target is that much behind, and a unit is the larger of level 1's
+ * target and an eighth of the deepest level.  Writers at full speed into a
+ * large index otherwise outrun the merges of the upper levels, which swell,
+ * and the file grows to several times its live data (2.74x in two minutes:
+ * doc/benchmarks.md, "Levels behind their targets slow the writers");
+ * slowed, they leave the workers the time to push those levels down.  Tiered and lazy levels are meant to
+ * hold several runs: no debt.  At most LSM_LEVEL_DEBT_MAX units.
+ */
+#define LSM_LEVEL_DEBT_MAX	8
+
+uint32
+LsmLevelDebt(Relation index, const LsmMetaPageData *m)
+{
+	uint64		pages[LSM_PICK_MAX_LEVEL + 1] = {0};
+	uint32		deepest = 0;
+	uint64		target;
+	uint64		over = 0;
+	uint64		unit;
+
+	if (LsmCompactionPolicyOf(index) != LSM_POLICY_LEVELED)
+		return 0;
+	for (int i = 0; i < (int) m->nruns; i++)
+	{
+		uint32		level = Min(m->runs[i].level, LSM_PICK_MAX_LEVEL);
+
+		pages[level] += m->runs[i].npages;
+		deepest = Max(deepest, level);
+	}
+	if (deepest < 2)
+		return 0;
+	target = LsmLevelBasePages(index);
+	unit = Max(target, pages[deepest] / 8);
+	for (uint32 level = 1; level < deepest; level++)
+	{
+		if (pages[level] > 2 * target)
+			over += pages[level] - 2 * target;
+		target *= LsmSizeRatioOf(index);
+	}
+	return (uint32) Min(over / unit, LSM_LEVEL_DEBT_MAX);
+}
+
 /* The level a run of this many pages belongs to (CREATE INDEX, compact()). */
 uint32
 LsmBuildLevel(Relation index, uint64 pages)

@@ -141,6 +141,8 @@ typedef struct LsmSlot
 	/* under the slot lock: facts for backpressure and statistics (not
 	 * durable; reset with the slot) */
 	uint32		l0_runs;		/* L0 runs in the manifest, last seen */
+	uint32		level_debt;		/* debt units of levels over their targets
+								 * (LsmLevelDebt), last seen */
 	bool		vacuum_waiting; /* VACUUM wants maintenance to yield */
 	uint64		stalls_slowdown;	/* insert batches delayed (LsmInsertDelay) */
 	uint64		stalls_stop;	/* inserts that waited */

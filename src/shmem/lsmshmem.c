@@ -244,6 +244,7 @@ LsmSlotTryAssign(Relation index, uint32 *generation)
 				LsmSlotReset(s);
 				s->instance_id = 0;
 				s->l0_runs = 0;
+				s->level_debt = 0;
 				s->vacuum_waiting = false;
 				LsmSlotResetStats(s);
 				s->last_flush_at = s->last_compaction_at = 0;
