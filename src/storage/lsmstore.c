@@ -340,6 +340,19 @@ LsmPageLogAdd(LsmPageLog *pl, Relation index, Buffer buf)
 	Assert(pl->n == 0 || pl->index == index);
 	pl->index = index;
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	/*
+	 * A page written again before its batch is logged (a run's header,
+	 * whose zero page a move copied first) is logged once, as it is then:
+	 * locking its buffer twice in LsmPageLogFlush would wait for itself.
+	 */
+	for (int i = 0; i < pl->n; i++)
+	{
+		if (pl->bufs[i] == buf)
+		{
+			ReleaseBuffer(buf);
+			return;
+		}
+	}
 	pl->bufs[pl->n++] = buf;
 	if (pl->n == LSM_PAGELOG_BATCH)
 		LsmPageLogFlush(pl);
