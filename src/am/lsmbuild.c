@@ -3,10 +3,12 @@
  *
  * CREATE INDEX encodes every heap tuple's key, sorts the encoded entries with
  * tuplesort (as bytea: bytea's order is memcmp with shorter-first, exactly
- * the order of encoded keys), and streams them into one sorted run at level
- * 1.  Run pages are WAL-logged as full page images in batches, the metapage
- * last; no per-row WAL.  Progress: pg_stat_progress_create_index shows the
- * phases "scanning table", "sorting" and "writing run" with tuple counts.
+ * the order of encoded keys), and streams them into one sorted run at the
+ * level its size calls for, cut into pieces for a leveled index of 256K
+ * entries or more (LsmBuildPieces).  Run pages are WAL-logged as full page
+ * images in batches, the metapage last; no per-row WAL.  Progress:
+ * pg_stat_progress_create_index shows the phases "scanning table",
+ * "sorting" and "writing run" with tuple counts.
  * CREATE UNIQUE INDEX finds two live rows with one key while writing the
  * run, where the sorted entries put them side by side (lsmunique.c reports).
  *
@@ -484,8 +486,9 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	LsmMetaPageData *m;
 	Buffer		metabuf;
 	Page		metapage;
-	LsmRunRef	ref;
-	bool		have_run = false;
+	LsmRunRef  *pieces = NULL;
+	uint32		npieces = 0;
+	uint32		total_pages = 0;
 	double		reltuples;
 	BlockNumber nblocks;
 	XLogRecPtr	lsn;
@@ -561,6 +564,9 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		Datum		d;
 		bool		isnull;
 		int64		done = 0;
+		uint32		want = LsmBuildPieces(index, bs.indtuples);
+		/* entries a piece: the last takes what is left */
+		int64		per = ((int64) bs.indtuples + want - 1) / want;
 		uint8	   *lastkey = bs.unique ? palloc(LSM_MAX_KEY_SIZE) : NULL;
 		int			lastlen = -1;	/* key of the last checked entry */
 
@@ -570,12 +576,17 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		 * written.  The writer's core objects belong to a memory context of this
 		 * statement: an ERROR (a cancel, say) frees them with it.
 		 */
-		LsmRunWriterBeginDirect(&w, index, (uint64) bs.indtuples, true);
+		pieces = palloc0(sizeof(LsmRunRef) * want);
+		LsmRunWriterBeginDirect(&w, index, (uint64) per, true);
 		while (LsmTuplesortGetDatum(bs.sort, &d, &isnull))
 		{
 			bytea	   *b = DatumGetByteaPP(d);
 			uint8	   *ent = (uint8 *) VARDATA_ANY(b);
 			int			len = VARSIZE_ANY_EXHDR(b);
+
+			/* every entry is unique (its TID), so pieces never share one */
+			if (done > 0 && done % per == 0 && npieces + 1 < want)
+				LsmRunWriterCutDirect(&w, &pieces[npieces++], (uint64) per);
 
 			if (bs.unique)
 			{
@@ -605,10 +616,12 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 				CHECK_FOR_INTERRUPTS();
 			}
 		}
-		LsmRunWriterFinish(&w, &ref, 1);
-		ref.level = LsmBuildLevel(index, ref.npages);
+		LsmRunWriterFinish(&w, &pieces[npieces++], 1);
+		for (uint32 i = 0; i < npieces; i++)
+			total_pages += pieces[i].npages;
+		for (uint32 i = 0; i < npieces; i++)
+			pieces[i].level = LsmBuildLevel(index, total_pages);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE, done);
-		have_run = true;
 	}
 	tuplesort_end(bs.sort);
 	/* the workers' sorted partials live until the parallel context ends */
@@ -626,18 +639,20 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 							 leader ? leader->nparticipants : 1,
 							 INSTR_TIME_GET_MILLISEC(t2))));
 
-	/* publish the run */
+	/* publish the run (its pieces, laid one after the other) */
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	{
 		GenericXLogState *state = GenericXLogStart(index);
 
 		m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-		if (have_run)
+		if (npieces > 0)
 		{
-			m->runs[0] = ref;
-			m->nruns = 1;
-			m->pages_compacted += ref.npages;
-			LsmReserveFinish(m, LSM_RESV_COMPACT, ref.npages);
+			memcpy(m->runs, pieces, sizeof(LsmRunRef) * npieces);
+			m->nruns = npieces;
+			m->pages_compacted += total_pages;
+			/* the reservation's run id was the first piece's */
+			m->next_run_id = Max(m->next_run_id, pieces[npieces - 1].run_id + 1);
+			LsmReserveFinish(m, LSM_RESV_COMPACT, total_pages);
 		}
 		GenericXLogFinish(state);
 		nblocks = LsmPageGetMeta(BufferGetPage(metabuf))->nblocks;

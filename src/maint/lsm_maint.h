@@ -63,6 +63,7 @@ extern void LsmShrinkRelocating(Relation index);
 extern bool LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick);
 extern uint32 LsmBuildLevel(Relation index, uint64 pages);
 extern uint32 LsmLevelDebt(Relation index, const LsmMetaPageData *m);
+extern uint32 LsmBuildPieces(Relation index, double entries);
 extern uint64 LsmLevelBasePages(Relation index);
 /* data pages per piece of a leveled merge's output into level */
 extern uint32 LsmPiecePages(Relation index, const LsmMetaPageData *meta, uint32 level);

@@ -157,6 +157,29 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
 #define LSM_PIECE_MIN_PAGES		32
 
 /*
+ * How many pieces CREATE INDEX cuts its run into (1: one run).  A leveled
+ * index holds each level in pieces, so the build cuts its run as a merge
+ * into that level would, into LSM_PIECES_PER_LEVEL runs of as many entries
+ * each: the first merge into the built level then rewrites only the pieces
+ * it overlaps, where with one run it rewrote the whole index, and the file
+ * held it twice until that merge ended.  An index of fewer than
+ * LSM_BUILD_PIECE_MIN_ENTRIES entries a piece (about LSM_PIECE_MIN_PAGES
+ * pages of int8 keys) stays one run.  By entries, not pages, so that the
+ * cut depends only on the sorted entries: a parallel build cuts where a
+ * serial one does.
+ */
+#define LSM_BUILD_PIECE_MIN_ENTRIES	16384
+
+uint32
+LsmBuildPieces(Relation index, double entries)
+{
+	if (LsmCompactionPolicyOf(index) != LSM_POLICY_LEVELED ||
+		entries < (double) LSM_PIECES_PER_LEVEL * LSM_BUILD_PIECE_MIN_ENTRIES)
+		return 1;
+	return LSM_PIECES_PER_LEVEL;
+}
+
+/*
  * Data pages per piece for a compaction into level (0: write one run).
  * Only the leveled policy cuts: tiered levels and lazy leveling merge
  * whole levels anyway.

@@ -339,6 +339,8 @@ extern void LsmRunWriterBeginDirect(LsmRunWriter *w, Relation index,
 									uint64 expected_keys, bool delay);
 extern void LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len);
 extern void LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level);
+extern void LsmRunWriterCutDirect(LsmRunWriter *w, LsmRunRef *ref,
+								  uint64 expected_keys);
 extern void LsmRunWriterAbandon(LsmRunWriter *w);
 extern void LsmRunWriterNewBuilder(LsmRunWriter *w, uint64 expected_keys);
 

@@ -190,6 +190,8 @@ typedef struct LsmDirectWrites
 	char	   *zero;			/* a zero page, I/O-aligned */
 	BlockNumber nblocks;		/* the file's length */
 	XLogRecPtr	redo;			/* the redo pointer when the build began */
+	BlockNumber first_start;	/* the first piece's (LsmRunWriterCutDirect) */
+	uint32		first_run_id;
 } LsmDirectWrites;
 
 static void
@@ -230,6 +232,10 @@ LsmDirectFinish(LsmRunWriter *w, uint32 npages)
 {
 	uint32		run_id;
 	BlockNumber start;
+	LsmDirectWrites *d = w->direct;
+
+	/* every piece, laid one after the other, reserved as one extent */
+	npages += w->start - d->first_start;
 
 	LsmDirectFlush(w);
 
@@ -268,9 +274,9 @@ LsmDirectFinish(LsmRunWriter *w, uint32 npages)
 #endif
 	}
 	start = LsmReserve(w->index, w->which, npages, &run_id);
-	if (start != w->start || run_id != w->run_id)
+	if (start != d->first_start || run_id != d->first_run_id)
 		elog(ERROR, "lsm_am: the build's run of index \"%s\" was written at block %u as run %u, but reserved at block %u as run %u",
-			 RelationGetRelationName(w->index), w->start, w->run_id, start, run_id);
+			 RelationGetRelationName(w->index), d->first_start, d->first_run_id, start, run_id);
 }
 
 /* A run page of kind with content, in page (a buffer's or a batch's). */
@@ -557,6 +563,8 @@ LsmRunWriterBeginDirect(LsmRunWriter *w, Relation index, uint64 expected_keys,
 	w->direct->zero = LsmPallocIOPages(1);
 	w->direct->nblocks = nblocks;
 	w->direct->redo = GetRedoRecPtr();
+	w->direct->first_start = w->start;
+	w->direct->first_run_id = w->run_id;
 	LsmRunWriterNewBuilder(w, expected_keys);
 }
 
@@ -614,12 +622,11 @@ LsmRunWriterAdd(LsmRunWriter *w, const uint8 *key, int len)
 }
 
 /*
- * Finish the run: header, fence and filter pages; WAL-log every page and
- * describe the run in *ref (unpublished: the caller publishes it and ends
- * the reservation with LsmReserveFinish(..., ref->npages)).
+ * The run's header, fence and filter pages written, the builder freed and
+ * the run described in *ref; a merge's pages all logged.
  */
-void
-LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
+static void
+LsmRunWriterComplete(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 {
 	LsmStatus	st = lsm_runbuilder_finish(w->builder);
 	LsmRunInfo	info;
@@ -648,6 +655,18 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 	}
 	LsmPageLogFlush(&w->pend);	/* a merge's: logged as written */
 	LsmRunWriterAbandon(w);		/* the builder is done with */
+}
+
+/*
+ * Finish the run: header, fence and filter pages; WAL-log every page and
+ * describe the run in *ref (unpublished: the caller publishes it and ends
+ * the reservation with LsmReserveFinish(..., ref->npages); for a build cut
+ * into pieces, with the pages of them all, from the first piece's start).
+ */
+void
+LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
+{
+	LsmRunWriterComplete(w, ref, level);
 	if (w->direct)
 	{
 		LsmDirectFinish(w, ref->npages);	/* logged as written */
@@ -660,6 +679,25 @@ LsmRunWriterFinish(LsmRunWriter *w, LsmRunRef *ref, uint16 level)
 
 	if (RelationNeedsWAL(w->index))
 		log_newpage_range(w->index, MAIN_FORKNUM, w->start, w->start + ref->npages, true);
+}
+
+/*
+ * A new index's run cut into pieces (lsmbuild.c): finish the piece written
+ * so far into *ref (the caller sets its level) and start the next one
+ * right after it, with the next run id and a filter for expected_keys.
+ * Nothing is reserved until LsmRunWriterFinish reserves all the pieces as
+ * one extent; the caller's publishing record then sets next_run_id past the
+ * last piece's id.  REQUIRES: a writer of LsmRunWriterBeginDirect.
+ */
+void
+LsmRunWriterCutDirect(LsmRunWriter *w, LsmRunRef *ref, uint64 expected_keys)
+{
+	Assert(w->direct != NULL);
+	LsmRunWriterComplete(w, ref, 0);
+	w->start += ref->npages;
+	w->run_id++;
+	w->hiwater = 1;
+	LsmRunWriterNewBuilder(w, expected_keys);
 }
 
 /*
