@@ -5,7 +5,7 @@
  * tuplesort (as bytea: bytea's order is memcmp with shorter-first, exactly
  * the order of encoded keys), and streams them into one sorted run at the
  * level its size calls for, cut into pieces for a leveled index of 256K
- * entries or more (LsmBuildPieces).  Run pages are WAL-logged as full page
+ * entries or more that lands below level 1 (LsmBuildPieces).  Run pages are WAL-logged as full page
  * images in batches, the metapage last; no per-row WAL.  Progress:
  * pg_stat_progress_create_index shows the phases "scanning table",
  * "sorting" and "writing run" with tuple counts.
@@ -584,9 +584,21 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			uint8	   *ent = (uint8 *) VARDATA_ANY(b);
 			int			len = VARSIZE_ANY_EXHDR(b);
 
-			/* every entry is unique (its TID), so pieces never share one */
+			/*
+			 * Every entry is unique (its TID), so pieces never share one.  At
+			 * the first cut the pages written so far tell the run's size: one
+			 * that lands on level 1 stays whole, since a level-0 merge takes
+			 * every level-1 piece its keys overlap (with random keys, all).
+			 * The pages depend only on the sorted entries, so a parallel
+			 * build decides as a serial one does.
+			 */
 			if (done > 0 && done % per == 0 && npieces + 1 < want)
-				LsmRunWriterCutDirect(&w, &pieces[npieces++], (uint64) per);
+			{
+				if (npieces == 0 && (uint64) w.hiwater * want <= LsmLevelBasePages(index))
+					want = 1;
+				else
+					LsmRunWriterCutDirect(&w, &pieces[npieces++], (uint64) per);
+			}
 
 			if (bs.unique)
 			{

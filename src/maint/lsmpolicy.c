@@ -164,9 +164,10 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
  * it overlaps, where with one run it rewrote the whole index, and the file
  * held it twice until that merge ended.  An index of fewer than
  * LSM_BUILD_PIECE_MIN_ENTRIES entries a piece (about LSM_PIECE_MIN_PAGES
- * pages of int8 keys) stays one run.  By entries, not pages, so that the
- * cut depends only on the sorted entries: a parallel build cuts where a
- * serial one does.
+ * pages of int8 keys) stays one run, and so does one that lands on level 1
+ * (lsmbuild.c decides at the first cut).  By entries, so that the cut
+ * depends only on the sorted entries: a parallel build cuts where a serial
+ * one does.
  */
 #define LSM_BUILD_PIECE_MIN_ENTRIES	16384
 

@@ -3,7 +3,8 @@
 # disjoint key ranges, so that a merge into it rewrites only the pieces it
 # overlaps; a build that wrote one run left the whole index to be rewritten
 # by the first merge into it, and the file held it twice meanwhile.
-#  1. 340,000 entries: 16 runs at one level, each of 21,250 entries, in key
+#  1. 340,000 entries (about 590 pages: with memtable_size 1MB, past level
+#     1's target of 256 pages): 16 runs at one level, each of 21,250 entries, in key
 #     order with disjoint ranges (one key of 40,000 entries spans several),
 #     laid one after the other from block 1;
 #     check_index accounts for every page and verify(heapallindexed) passes;
@@ -11,10 +12,13 @@
 #     and a flush after the build takes a run id of its own;
 #  3. a parallel build (one worker) writes the same pieces as the serial one
 #     (same extents, entries and filters);
-#  4. four flushes of keys inside one piece's range merge into the built
-#     level and rewrite at most two of its pieces: the other runs keep their
-#     ids (with one run, nothing of the build survived the merge);
-#  5. what stays one run: fewer than 16 x 16,384 entries, and a tiered index.
+#  4. four flushes of keys inside one piece's range, merged into level 1
+#     and (its target shrunk) pushed into the built level, rewrite at most
+#     two of its pieces: the other runs keep their ids (with one run,
+#     nothing of the build survived the merge);
+#  5. what stays one run: fewer than 16 x 16,384 entries, a run that lands
+#     on level 1 (the default memtable_size: level 1's target 1,024 pages),
+#     whose pieces a level-0 merge would all take, and a tiered index.
 use strict;
 use warnings;
 use FindBin;
@@ -53,7 +57,7 @@ CREATE INDEX b_bt ON b (k);
 my $n = sql('SELECT count(*) FROM b');
 
 # ------------------------------------------------------------ 1. the pieces
-sql('CREATE INDEX b_lsm ON b USING lsm (k)');
+sql('CREATE INDEX b_lsm ON b USING lsm (k) WITH (memtable_size = 1024)');
 my @runs = map { [ split /\|/ ] } split /\n/,
   sql(q{SELECT level, run_id, entries, btrim(smallest_key, '()')::int8, btrim(largest_key, '()')::int8
           FROM lsm_am.index_info('b_lsm') ORDER BY 4});
@@ -123,12 +127,12 @@ is("$ret|$err", '0|', 'verify(heapallindexed) passes after the flush');
 # --------------------------------------------------------- 3. in parallel
 my ($rc, $o, $perr) = $node->psql('postgres',
 	'SET max_parallel_maintenance_workers = 1; SET client_min_messages = debug1;
-	 CREATE INDEX b_par ON b USING lsm (k) WHERE v <= 600000');
+	 CREATE INDEX b_par ON b USING lsm (k) WITH (memtable_size = 1024) WHERE v <= 600000');
 like($perr, qr/lsm build of "b_par": 1 parallel workers launched of 1 requested/,
 	'a build with one worker');
 ($rc, $o, $perr) = $node->psql('postgres',
 	'SET max_parallel_maintenance_workers = 0; SET client_min_messages = debug1;
-	 CREATE INDEX b_ser ON b USING lsm (k) WHERE v <= 600000');
+	 CREATE INDEX b_ser ON b USING lsm (k) WITH (memtable_size = 1024) WHERE v <= 600000');
 unlike($perr, qr/parallel workers launched/, 'the same index built serially');
 my $man = q{SELECT string_agg(concat_ws(':', level, start_block, pages, entries, bloom_start, bloom_blocks), ' '
                                ORDER BY start_block)
@@ -140,17 +144,25 @@ is(scalar(split / /, $ser), 16, 'sixteen of them');
 # --------------------------------------- 4. a merge rewrites what it overlaps
 sql('DROP INDEX b_par; DROP INDEX b_ser');
 my @before = split /\n/, sql(q{SELECT run_id FROM lsm_am.index_info('b_lsm') WHERE level > 0});
-is($runs[0][0], 1, 'the build wrote level 1 (what level 0 merges into)');
-# with the flush of section 2, four level-0 runs: the trigger
+is($runs[0][0], 2, 'the build wrote level 2');
+# with the flush of section 2, four level-0 runs: the trigger; they merge
+# into level 1, under its target
 for my $r (1 .. 3)
 {
 	sql(qq{INSERT INTO b SELECT $lo + (($hi - $lo) * random())::int8, 1000000 + $r * 10000 + g
-	         FROM generate_series(1, 2000) g;
+	         FROM generate_series(1, 10000) g;
 	       SELECT lsm_am.flush('b_lsm');});
 }
+is(sql(q{SELECT lsm_am.wait_for_merges('b_lsm', '2 minutes')}), 't', 'the level-0 merge is done');
+my $built_ids = join(',', @before);
+is(sql("SELECT string_agg(DISTINCT level::text, ',') FROM lsm_am.index_info('b_lsm') WHERE run_id <> ALL ('{$built_ids}')"),
+	'1', 'level 0 was merged into level 1');
+# level 1's target 1,024 -> 16 pages: its run goes down into the built level
+# (and what is then over level 2's target moves on to level 3, keeping ids)
+sql(q{ALTER INDEX b_lsm SET (memtable_size = 64)});
 is(sql(q{SELECT lsm_am.wait_for_merges('b_lsm', '2 minutes')}), 't', 'the merges are done');
-is(sql(q{SELECT count(*) FROM lsm_am.index_info('b_lsm') WHERE level = 0}), '0',
-	'level 0 was merged into the built level');
+is(sql(q{SELECT count(*) FROM lsm_am.index_info('b_lsm') WHERE level <= 1}), '0',
+	'levels 0 and 1 went down into the built level');
 my %after = map { $_ => 1 } split /\n/, sql(q{SELECT run_id FROM lsm_am.index_info('b_lsm')});
 my $kept = grep { $after{$_} } @before;
 cmp_ok($kept, '>=', scalar(@before) - 2,
@@ -161,9 +173,12 @@ is("$ret|$err", '0|', 'verify(heapallindexed) passes after the merge');
 
 # ----------------------------------------------------- 5. what stays one run
 sql(q{CREATE TABLE s AS SELECT * FROM b WHERE v % 2 = 0 LIMIT 200000;
-CREATE INDEX s_lsm ON s USING lsm (k);
-CREATE INDEX b_tier ON b USING lsm (k) WITH (compaction = tiered);});
+CREATE INDEX s_lsm ON s USING lsm (k) WITH (memtable_size = 1024);
+CREATE INDEX b_l1 ON b USING lsm (k);
+CREATE INDEX b_tier ON b USING lsm (k) WITH (compaction = tiered, memtable_size = 1024);});
 is(sql(q{SELECT count(*) FROM lsm_am.index_info('s_lsm')}), '1', '200,000 entries: one run');
+is(sql(q{SELECT count(*) || ':' || min(level) FROM lsm_am.index_info('b_l1')}), '1:1',
+	'a run that lands on level 1: one run');
 is(sql(q{SELECT count(*) FROM lsm_am.index_info('b_tier')}), '1', 'a tiered index: one run');
 
 $node->stop;
