@@ -5,10 +5,10 @@
  * tuplesort (as bytea: bytea's order is memcmp with shorter-first, exactly
  * the order of encoded keys), and streams them into one sorted run at the
  * level its size calls for, cut into pieces for a leveled index of 256K
- * entries or more that lands below level 1 (LsmBuildPieces).  Run pages are WAL-logged as full page
- * images in batches, the metapage last; no per-row WAL.  Progress:
- * pg_stat_progress_create_index shows the phases "scanning table",
- * "sorting" and "writing run" with tuple counts.
+ * entries or more that lands below level 1 (LsmBuildPieces).  Run pages are
+ * WAL-logged as full page images in batches, the metapage last; no per-row
+ * WAL.  Progress: pg_stat_progress_create_index shows the phases "scanning
+ * table", "sorting" and "writing run" with tuple counts.
  * CREATE UNIQUE INDEX finds two live rows with one key while writing the
  * run, where the sorted entries put them side by side (lsmunique.c reports).
  *
@@ -567,6 +567,7 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		uint32		want = LsmBuildPieces(index, bs.indtuples);
 		/* entries a piece: the last takes what is left */
 		int64		per = ((int64) bs.indtuples + want - 1) / want;
+		int64		next_cut = want > 1 ? per : -1;	/* -1: no more cuts */
 		uint8	   *lastkey = bs.unique ? palloc(LSM_MAX_KEY_SIZE) : NULL;
 		int			lastlen = -1;	/* key of the last checked entry */
 
@@ -592,12 +593,13 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			 * The pages depend only on the sorted entries, so a parallel
 			 * build decides as a serial one does.
 			 */
-			if (done > 0 && done % per == 0 && npieces + 1 < want)
+			if (done == next_cut)
 			{
 				if (npieces == 0 && (uint64) w.hiwater * want <= LsmLevelBasePages(index))
 					want = 1;
 				else
 					LsmRunWriterCutDirect(&w, &pieces[npieces++], (uint64) per);
+				next_cut = npieces + 1 < want ? next_cut + per : -1;
 			}
 
 			if (bs.unique)

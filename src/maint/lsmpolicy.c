@@ -34,8 +34,9 @@ LsmLevelBasePages(Relation index)
  * large index otherwise outrun the merges of the upper levels, which swell,
  * and the file grows to several times its live data (2.74x in two minutes:
  * doc/benchmarks.md, "Levels behind their targets slow the writers");
- * slowed, they leave the workers the time to push those levels down.  Tiered and lazy levels are meant to
- * hold several runs: no debt.  At most LSM_LEVEL_DEBT_MAX units.
+ * slowed, they leave the workers the time to push those levels down.
+ * Tiered and lazy levels are meant to hold several runs: no debt.  At most
+ * LSM_LEVEL_DEBT_MAX units.
  */
 #define LSM_LEVEL_DEBT_MAX	8
 
