@@ -14,6 +14,7 @@
 
 int			lsm_memory_mb = 64;
 int			lsm_max_indexes = 64;
+int			lsm_metadata_cache_mb = 32;
 int			lsm_memtable_size_kb = LSM_MEMTABLE_SIZE_DEFAULT;
 int			lsm_flush_delay_ms = 0;
 int			lsm_replay_delay_ms = 0;
@@ -117,6 +118,11 @@ LsmOptionsInit(bool preload)
 							"Least recently used memtables are dropped (and rebuilt from the index's log pages on next use) when more indexes are active.",
 							&lsm_max_indexes, 64, 1, 10000,
 							PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.metadata_cache_size",
+							"Shared memory for copies of lsm run headers, fence pages and filter pages, in megabytes.",
+							"Lookups read these pages from here instead of shared buffers, where an ingest does not keep them. 0 turns the cache off.",
+							&lsm_metadata_cache_mb, 32, 0, 4095,
+							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.max_workers",
 							"Maximum number of lsm_am background workers flushing and compacting indexes.",
 							"At most two work for one database. 0 disables them: inserting backends then flush and compact themselves. Each worker takes a slot of max_worker_processes.",

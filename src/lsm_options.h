@@ -46,6 +46,7 @@ typedef struct LsmOptions
  * ------------------------------------------------------------------------ */
 extern int	lsm_memory_mb;			/* shmem: arena size (postmaster) */
 extern int	lsm_max_indexes;		/* shmem: slots (postmaster) */
+extern int	lsm_metadata_cache_mb;	/* shmem: metadata cache (postmaster) */
 extern int	lsm_memtable_size_kb;	/* default of memtable_size */
 extern int	lsm_flush_delay_ms;		/* storage, vacuum: crash-test hook */
 extern int	lsm_replay_delay_ms;	/* storage: replay test hook (018) */

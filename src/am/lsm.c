@@ -41,6 +41,7 @@ typedef struct LsmModule
 static const LsmModule lsm_modules[] = {
 	{"C++ runtime bindings (core/)", lsm_core_bind_runtime, NULL, NULL},
 	{"memtable slots and arena (shmem/)", NULL, LsmShmemRequest, LsmShmemStartup},
+	{"run metadata cache (shmem/)", NULL, LsmMetaCacheShmemRequest, LsmMetaCacheShmemInit},
 	{"progress of maintenance jobs (shmem/)", NULL, LsmProgressShmemRequest, LsmProgressShmemInit},
 	{"background workers (maint/)", LsmWorkerInit, LsmWorkerShmemRequest, LsmWorkerShmemInit},
 	{"insert batching (am/)", LsmInsertInit, NULL, NULL},

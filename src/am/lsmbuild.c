@@ -675,6 +675,16 @@ lsmbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	UnlockReleaseBuffer(metabuf);
 	/* the reservation grew by halves: cut what the run did not use */
 	(void) LsmTruncateTo(index, nblocks, lsn, false);
+	/* the pieces' headers and fences into the shared metadata cache */
+	if (npieces > 0 && LsmMetaCacheEnabled())
+	{
+		LsmMetaPageData *built = palloc0(sizeof(LsmMetaPageData));
+
+		memcpy(built->runs, pieces, sizeof(LsmRunRef) * npieces);
+		built->nruns = npieces;
+		LsmRunCacheWarm(index, built, pieces, npieces);
+		pfree(built);
+	}
 
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;

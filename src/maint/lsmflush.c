@@ -231,6 +231,8 @@ LsmFlushOldestGuts(Relation index, LsmDeadCallback dead, void *dead_state,
 	else
 		LsmQueueWork(slot, LSM_WORK_COMPACT);	/* a worker may compact now */
 	ConditionVariableBroadcast(&slot->cv);
+	if (kept > 0)
+		LsmRunCacheWarm(index, meta, &ref, 1);	/* level 0: filters too */
 	LsmJobEnd(&job, index, &ref, kept > 0 ? 1 : 0);
 	if (chain)
 		pfree(chain);

@@ -206,6 +206,8 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 	GenericXLogFinish(state);
 	UnlockReleaseBuffer(metabuf);
 	LsmCompactionDone(index, copy, !relocated, outs, (outs != NULL && !relocated) ? nouts : 0);
+	if (outs != NULL)
+		LsmRunCacheWarm(index, copy, outs, nouts);
 	pfree(copy);
 }
 

@@ -307,4 +307,25 @@ extern TimestampTz LsmProgressEnd(void);
 extern int	LsmProgressSnapshot(Oid dbid, LsmProgress *out, int max);
 extern int	LsmProgressMax(void);
 
+/*
+ * The shared cache of run metadata pages (lsmmetacache.c): headers, fence
+ * pages and filter pages of published runs, by index incarnation, run and
+ * page.  Off when lsm_am.metadata_cache_size is 0.
+ */
+typedef struct LsmMetaKey
+{
+	Oid			dbid;
+	Oid			relnumber;
+	uint64		instance_id;
+	uint32		run_id;
+	uint32		rel;			/* page of the run */
+} LsmMetaKey;
+
+extern void LsmMetaCacheShmemRequest(void);
+extern void LsmMetaCacheShmemInit(void);
+extern bool LsmMetaCacheEnabled(void);
+extern bool LsmMetaCacheGet(const LsmMetaKey *key, uint8 *dst, int *len);
+extern void LsmMetaCachePut(const LsmMetaKey *key, const uint8 *src, int len,
+							bool filter);
+
 #endif							/* LSM_SHMEM_H */

@@ -392,6 +392,11 @@ extern LsmRunCacheEntry *LsmRunCacheGet(Relation index, const LsmRunRef *ref);
 extern void LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e);
 extern LsmFilterAnswer LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e,
 											 uint64 h, bool pass_cold);
+/* into the shared metadata cache: the header and fence pages of runs just
+ * published in manifest m, and the filter pages of those above its deepest
+ * level (lsmruncache.c) */
+extern void LsmRunCacheWarm(Relation index, const LsmMetaPageData *m,
+							const LsmRunRef *runs, int nruns);
 extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel,
 									 int *len);
 

@@ -78,19 +78,48 @@ LsmRunCacheReset(void)
 	lsm_run_cache_filter_bytes = 0;
 }
 
-/* Copy a run page's content (its length, not a page) into the cache context. */
+/* The shared metadata cache's key of page rel of run ref (lsmmetacache.c). */
+static void
+LsmRunCacheMetaKey(Relation index, const LsmRunRef *ref, uint32 rel, LsmMetaKey *key)
+{
+	memset(key, 0, sizeof(*key));
+	key->dbid = MyDatabaseId;
+	key->relnumber = LsmRelFileNumber(index);
+	key->instance_id = LsmGetRelCache(index)->instance_id;
+	key->run_id = ref->run_id;
+	key->rel = rel;
+}
+
+/*
+ * Copy a run page's content (its length, not a page) into the cache
+ * context: from the shared metadata cache if it holds the page, else from
+ * its buffer, and then into the shared cache for the next connection.
+ */
 static uint8 *
 LsmRunCacheReadPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 					int *len)
 {
-	Buffer		buf = LsmReadRunBuffer(index, ref, rel, kind);
-	Page		page = BufferGetPage(buf);
+	LsmMetaKey mkey;
+	PGAlignedBlock shared;
 	uint8	   *copy;
 
-	*len = LsmPageContentLen(page);
-	copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
-	memcpy(copy, LsmPageContent(page), *len);
-	UnlockReleaseBuffer(buf);
+	LsmRunCacheMetaKey(index, ref, rel, &mkey);
+	if (LsmMetaCacheGet(&mkey, (uint8 *) shared.data, len))
+	{
+		copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
+		memcpy(copy, shared.data, *len);
+	}
+	else
+	{
+		Buffer		buf = LsmReadRunBuffer(index, ref, rel, kind);
+		Page		page = BufferGetPage(buf);
+
+		*len = LsmPageContentLen(page);
+		copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
+		memcpy(copy, LsmPageContent(page), *len);
+		UnlockReleaseBuffer(buf);
+		LsmMetaCachePut(&mkey, copy, *len, false);
+	}
 	lsm_run_cache_bytes += Max(*len, 1);
 	return copy;
 }
@@ -283,31 +312,40 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_c
 		return LSM_FILTER_MAYBE;
 	if (e->bloom_blocks[pg] == NULL)
 	{
-		Buffer		buf;
-		Page		page;
+		Buffer		buf = InvalidBuffer;
 		const uint8 *content;
 		int			len;
 		LsmBloomPageInfo info;
 		const uint8 *blocks;
 		bool		result;
+		LsmMetaKey	mkey;
+		PGAlignedBlock shared;
 
-		if (pass_cold && e->bloom_seen[pg] == LSM_SEEN_NEVER &&
-			!LsmBlockInSharedBuffers(index, e->ref.start + e->ref.bloom_start + pg))
+		LsmRunCacheMetaKey(index, &e->ref, e->ref.bloom_start + pg, &mkey);
+		if (LsmMetaCacheGet(&mkey, (uint8 *) shared.data, &len))
+			content = (const uint8 *) shared.data;
+		else
 		{
-			e->bloom_seen[pg] = LSM_SEEN_PASSED;
-			return LSM_FILTER_NOT_ASKED;
+			Page		page;
+
+			if (pass_cold && e->bloom_seen[pg] == LSM_SEEN_NEVER &&
+				!LsmBlockInSharedBuffers(index, e->ref.start + e->ref.bloom_start + pg))
+			{
+				e->bloom_seen[pg] = LSM_SEEN_PASSED;
+				return LSM_FILTER_NOT_ASKED;
+			}
+			buf = LsmReadRunBuffer(index, &e->ref, e->ref.bloom_start + pg,
+								   LSM_PK_RUN_BLOOM);
+			page = BufferGetPage(buf);
+			content = (const uint8 *) LsmPageContent(page);
+			len = LsmPageContentLen(page);
 		}
-		buf = LsmReadRunBuffer(index, &e->ref, e->ref.bloom_start + pg,
-							   LSM_PK_RUN_BLOOM);
-		page = BufferGetPage(buf);
-		content = (const uint8 *) LsmPageContent(page);
-		len = LsmPageContentLen(page);
 		LsmRunCacheCheckBloomPage(index, e, pg, block,
 								  lsm_bloom_page_parse(content, len, &info), &info);
 		if (e->bloom_seen[pg] != LSM_SEEN_PROBED ||
 			lsm_run_cache_filter_bytes + Max(len, 1) > LSM_RUN_CACHE_FILTER_BYTES)
 		{
-			/* first time, or no room: answer from the buffer, keep nothing */
+			/* first time, or no room: answer from the page, keep nothing */
 			blocks = info.blocks;
 			e->bloom_seen[pg] = LSM_SEEN_PROBED;
 		}
@@ -323,9 +361,87 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_c
 			e->bloom_blocks[pg] = blocks;
 		}
 		result = LsmRunCacheProbe(e, blocks, info.k, pg, block, h);
-		UnlockReleaseBuffer(buf);
+		if (BufferIsValid(buf))
+		{
+			/* into the shared cache, from a copy (its lock is a leaf) */
+			memcpy(shared.data, content, len);
+			UnlockReleaseBuffer(buf);
+			LsmMetaCachePut(&mkey, (const uint8 *) shared.data, len, true);
+		}
 		return result ? LSM_FILTER_MAYBE : LSM_FILTER_ABSENT;
 	}
 	return LsmRunCacheProbe(e, e->bloom_blocks[pg], e->bloom_k[pg], pg, block, h) ?
 		LSM_FILTER_MAYBE : LSM_FILTER_ABSENT;
+}
+
+/*
+ * Put page rel of run ref into the shared metadata cache, from its buffer;
+ * also copy its content to out (BLCKSZ bytes of room), if given.
+ */
+static void
+LsmRunCacheWarmPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
+					bool filter, uint8 *out, int *out_len)
+{
+	LsmMetaKey	mkey;
+	PGAlignedBlock copy;
+	uint8	   *dst = out != NULL ? out : (uint8 *) copy.data;
+	Buffer		buf = LsmReadRunBuffer(index, ref, rel, kind);
+	Page		page = BufferGetPage(buf);
+	int			len = LsmPageContentLen(page);
+
+	memcpy(dst, LsmPageContent(page), len);
+	UnlockReleaseBuffer(buf);
+	if (out_len != NULL)
+		*out_len = len;
+	LsmRunCacheMetaKey(index, ref, rel, &mkey);
+	LsmMetaCachePut(&mkey, dst, len, filter);
+}
+
+/*
+ * Put the header and fence pages of runs[0..nruns), just published by a
+ * flush, merge or build into manifest m, into the shared metadata cache,
+ * and the filter pages of those above m's deepest level (level 0 always):
+ * every lookup asks those filters, while the deepest level's are most of
+ * the filter bytes and a lookup passes them over when they are not in
+ * memory (lsmscanmerge.c).  The pages were just written through ordinary
+ * buffers, so this mostly reads them there, where a new connection would
+ * find them gone after minutes of ingest.  Nothing when the cache is off.
+ */
+void
+LsmRunCacheWarm(Relation index, const LsmMetaPageData *m, const LsmRunRef *runs,
+				int nruns)
+{
+	uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
+	uint32		deepest = 0;
+
+	if (!LsmMetaCacheEnabled())
+		return;
+	for (uint32 i = 0; i < m->nruns; i++)
+		deepest = Max(deepest, m->runs[i].level);
+	for (int i = 0; i < nruns; i++)
+	{
+		const LsmRunRef *ref = &runs[i];
+		bool		filters = ref->level == 0 || ref->level < deepest;
+		LsmRunHeader hdr;
+		PGAlignedBlock header;
+		int			header_len;
+		uint32		bloom_pages = 0;
+
+		LsmRunCacheWarmPage(index, ref, 0, LSM_PK_RUN_HEADER, false,
+							(uint8 *) header.data, &header_len);
+		LsmCheckStatus(index, lsm_runheader_parse((const uint8 *) header.data, header_len, &hdr),
+					   ref->start, "reading a run header");
+		if (hdr.npages > ref->npages || hdr.ndata_pages + 1 > hdr.npages)
+			LsmReportCorruption(index, ref->start,
+								"The header of run %u counts %u pages with %u data pages, the manifest %u pages.",
+								ref->run_id, hdr.npages, hdr.ndata_pages, ref->npages);
+		for (uint32 rel = hdr.ndata_pages + 1; rel < hdr.npages; rel++)
+			LsmRunCacheWarmPage(index, ref, rel, LSM_PK_RUN_FENCE, false, NULL, NULL);
+		if (filters && ref->bloom_nblocks > 0 && bpp > 0)
+			bloom_pages = (ref->bloom_nblocks + bpp - 1) / bpp;
+		for (uint32 pg = 0; pg < bloom_pages; pg++)
+			LsmRunCacheWarmPage(index, ref, ref->bloom_start + pg, LSM_PK_RUN_BLOOM, true,
+								NULL, NULL);
+		CHECK_FOR_INTERRUPTS();
+	}
 }

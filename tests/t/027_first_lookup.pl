@@ -15,6 +15,13 @@
 #     no header;
 #   - third: the data page alone;
 #   - every answer equals btree's, for keys in each run and absent keys.
+#
+# Those counts are the backend's own cache, so the cluster starts with the
+# shared metadata cache off (lsm_am.metadata_cache_size = 0).  The last
+# part turns it on: a run's header, fence and filter pages that one
+# connection read, or that a flush or merge just published, are copies in
+# shared memory, and another connection's first lookup reads the data page
+# alone.
 use strict;
 use warnings;
 use FindBin;
@@ -33,6 +40,7 @@ lsm_am.max_workers = 0
 lsm_am.l0_compaction_trigger = 64
 lsm_am.l0_slowdown_trigger = 100
 lsm_am.l0_stop_trigger = 100
+lsm_am.metadata_cache_size = 0
 });
 $node->start;
 
@@ -172,6 +180,70 @@ for my $key (7 * 4000 + 3, 7 * 25000, 7 * 31000, 7 * 49999 + 1, 7 * 50000)
 		sql("$off SELECT count(*) FROM du WHERE k = $key"),
 		"key $key after the restart: the two indexes agree");
 }
+
+# The shared metadata cache, on: pages go into it as a connection reads
+# them from their buffers, and as a flush or merge publishes a run.
+sql("ALTER SYSTEM SET lsm_am.metadata_cache_size = '8MB'");
+$node->restart;
+is(sql('SHOW lsm_am.metadata_cache_size'), '8MB', 'the shared metadata cache is on');
+# (the baseline stays the one above: fz_k's first lookup after a restart
+# also rebuilds its memtable from its log pages)
+for my $key (7 * 100 + 3, 7 * 12345 + 1)
+{
+	my ($a1) = split /\|/, lookups('fl', 'fl_k', $key);
+	my ($b1, $b2, $b3) = split /\|/, lookups('fl', 'fl_k', $key);
+	my ($ea, $eb) = ($a1 - $z1, $b1 - $z1);
+	ok($ea >= 3, "key $key after the restart, first connection: $ea pages beyond the metapage (header, fence and data page at least)");
+	is($eb, 1, "key $key, another connection's first lookup: the data page alone (filters, header and fence from the shared cache)");
+	is(($b2 - $z2) . ',' . ($b3 - $z3), '1,1', "key $key, its later lookups: the data page alone");
+}
+
+# a flush publishes a run: its header, fence and filter pages go to the
+# shared cache, and a new connection's first lookup in it reads its data
+# page alone (with the cache off: its filter page, header, fence and data
+# page, as above)
+sql(q{
+CREATE TABLE fw (k int8);
+CREATE INDEX fw_k ON fw USING lsm (k);
+CREATE TABLE fwb (k int8);
+CREATE INDEX fwb_k ON fwb (k);
+INSERT INTO fw SELECT 7 * g + 6 FROM generate_series(1, 20000) g;
+INSERT INTO fwb SELECT * FROM fw;
+SELECT lsm_am.flush('fw_k');
+});
+is(sql(q{SELECT string_agg(level::text, ',') FROM lsm_am.manifest('fw_k') WHERE kind = 'run'}),
+	'0', 'the flush made one run, at level 0');
+for my $key (7 * 4321 + 6, 7 * 17 + 6, 7 * 19999 + 6)
+{
+	my ($d1) = split /\|/, lookups('fw', 'fw_k', $key);
+	is($d1 - $z1, 1, "key $key of the flushed run, a new connection: the data page alone");
+	is(sql("$off SELECT count(*) FROM fw WHERE k = $key"),
+		sql("$off SELECT count(*) FROM fwb WHERE k = $key"),
+		"key $key: lsm and btree agree");
+}
+
+# a merge publishes one run at level 1, the deepest: its header and fence
+# pages go to the shared cache (not its filter: the deepest level's)
+sql(q{SELECT lsm_am.compact('fl_k')});
+is(sql(q{SELECT string_agg(level::text, ',') FROM lsm_am.manifest('fl_k') WHERE kind = 'run'}),
+	'1', 'compacted: one run, at level 1');
+for my $key (7 * 222 + 4, 7 * 16000 + 5)
+{
+	my ($d1) = split /\|/, lookups('fl', 'fl_k', $key);
+	my $e1 = $d1 - $z1;
+	ok($e1 >= 1 && $e1 <= 2,
+		"key $key after compact(), a new connection: $e1 pages beyond the metapage (the filter page if in shared buffers, and the data page; header and fence from the shared cache)");
+}
+for my $key (7, 8, 13, 7 * 9999 + 2, 7 * 9999 + 6, 7 * 20000 + 5, 7 * 20001, -1, 0)
+{
+	is(sql("$off SELECT count(*) FROM fl WHERE k = $key"),
+		sql("$off SELECT count(*) FROM fb WHERE k = $key"),
+		"key $key with the shared cache: lsm and btree agree in a new connection");
+}
+is(sql("$off SELECT count(*) FROM fl WHERE k BETWEEN 700 AND 1400"),
+	sql("$off SELECT count(*) FROM fb WHERE k BETWEEN 700 AND 1400"),
+	'a range with the shared cache: lsm and btree agree');
+is(sql(q{SELECT count(*) FROM lsm_am.verify('fl_k', true)}), '1', 'verify is clean');
 
 $node->stop;
 done_testing();
