@@ -138,7 +138,8 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 	bool		full_key;
 	int			hashed_cols = 0;	/* bloom columns hash is of (0: none) */
 	uint64		hash = 0;
-	int			deepest;		/* the deepest level with a run (0: none) */
+	uint32		large = 0;		/* levels of a quarter of the entries or more */
+	double		share[LSM_PICK_MAX_LEVEL + 1] = {0};	/* of the entries, per level */
 
 	MemoryContextCallback *cb;
 
@@ -268,20 +269,23 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 		so->nruns = LsmScanCursors(index, runs, meta.nruns, backward, &so->range,
 								   &so->cursors);
 	/*
-	 * The deepest level holds most entries (about 90% under leveled), so most
-	 * keys looked up are found there, and for them its filter only adds a
-	 * page to read: its filter page is probed only if it is in memory
-	 * (LsmRunCacheMayContain), else the run is searched as if the filter had
-	 * said "maybe".  Where the filters do not fit in memory (an index several
-	 * times it) that saves a lookup of an existing key a page read, and a
-	 * lookup of a missing key reads the run's data page instead of its filter
-	 * page.  Not for unique indexes: their lookups are mostly the checks
-	 * before an insert, of keys not there, which the filter answers best.
+	 * A level that holds a quarter of the entries or more (the deepest,
+	 * about 90% under leveled; also the one above it while a new deepest
+	 * level fills) is where many of the keys looked up are found, and for
+	 * them its filter only adds a page to read: its filter page is probed
+	 * if it is in memory (LsmRunCacheMayContain), else the run is searched
+	 * as if the filter had said "maybe" when that is expected to read fewer
+	 * pages (LsmRunPassFilter, lsmrun.c: always when the header and fence
+	 * pages the descent needs are in memory).  Where the filters do not fit
+	 * in memory (an index several times it) that saves a lookup of an
+	 * existing key a page read, and a lookup of a missing key reads the
+	 * run's data page instead of its filter page.  Not for unique indexes: their lookups are
+	 * mostly the checks before an insert, of keys not there, which the
+	 * filter answers best.  Such a level's filter pages stay out of the
+	 * shared metadata cache, for the smaller levels' (LsmLargeLevels).
 	 */
-	deepest = 0;
-	if (so->eq_cols > 0 && !so->empty && !index->rd_index->indisunique)
-		for (int i = 0; i < meta.nruns; i++)
-			deepest = Max(deepest, runs[i].level);
+	if (so->eq_cols > 0 && !so->empty)
+		large = LsmLargeLevels(runs, meta.nruns, share);
 	for (int i = 0; i < so->nruns; i++)
 	{
 		LsmRunCursor *c = &so->cursors[i];
@@ -292,7 +296,11 @@ LsmScanStart(IndexScanDesc scan, bool backward)
 			c->ref.bloom_cols <= so->eq_cols && !so->empty)
 		{
 			c->bloom_check = true;
-			c->bloom_pass_cold = deepest > 0 && c->ref.level == deepest;
+			c->bloom_large = c->ref.level <= LSM_PICK_MAX_LEVEL &&
+				(large & (1u << c->ref.level)) != 0;
+			c->bloom_pass_cold = c->bloom_large && !index->rd_index->indisunique;
+			c->bloom_level_share = c->ref.level <= LSM_PICK_MAX_LEVEL ?
+				share[c->ref.level] : 0.0;
 			c->bloom_cols_hashed = c->ref.bloom_cols;
 			if (c->ref.bloom_cols != hashed_cols)
 			{

@@ -390,11 +390,17 @@ typedef enum LsmFilterAnswer
 
 extern LsmRunCacheEntry *LsmRunCacheGet(Relation index, const LsmRunRef *ref);
 extern void LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e);
+extern bool LsmRunCacheHeaderInMemory(Relation index, LsmRunCacheEntry *e);
+extern const uint8 *LsmRunCacheFenceInMemory(Relation index, LsmRunCacheEntry *e,
+											 uint32 rel, int *len);
 extern LsmFilterAnswer LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e,
-											 uint64 h, bool pass_cold);
+											 uint64 h, bool pass_cold, bool share);
+/* bit l set: level l >= 1 holds a quarter of the runs' entries or more;
+ * share (if not NULL, LSM_PICK_MAX_LEVEL + 1 of them): each level's share */
+extern uint32 LsmLargeLevels(const LsmRunRef *runs, int nruns, double *share);
 /* into the shared metadata cache: the header and fence pages of runs just
- * published in manifest m, and the filter pages of those above its deepest
- * level (lsmruncache.c) */
+ * published in manifest m, and the filter pages of those not in one of its
+ * large levels (lsmruncache.c) */
 extern void LsmRunCacheWarm(Relation index, const LsmMetaPageData *m,
 							const LsmRunRef *runs, int nruns);
 extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel,
@@ -422,7 +428,10 @@ typedef struct LsmRunCursor
 	bool		bloom_check;	/* probe the run's filter before searching */
 	uint64		bloom_hash;
 	bool		bloom_pass_cold;	/* ... unless its page is not in memory
-									 * (the deepest level, see lsmscanmerge.c) */
+									 * (a large level, see lsmscanmerge.c) */
+	bool		bloom_large;	/* a large level's run: its filter pages stay
+								 * out of the shared metadata cache */
+	double		bloom_level_share;	/* of the index's entries in its level */
 	bool		probed;			/* the filter was probed */
 	bool		filtered;		/* ... and said absent */
 	uint32		data_pages;		/* data pages read */

@@ -302,6 +302,8 @@ LsmRunCursorNextRun(LsmRunCursor *c)
 	c->bloom_cols_hashed = save.bloom_cols_hashed;
 	c->bloom_hash = save.bloom_hash;
 	c->bloom_pass_cold = save.bloom_pass_cold;
+	c->bloom_large = save.bloom_large;
+	c->bloom_level_share = save.bloom_level_share;
 	c->bloom_check = save.bloom_cols_hashed > 0 && c->ref.bloom_nblocks > 0 &&
 		c->ref.bloom_cols == save.bloom_cols_hashed;
 	return true;

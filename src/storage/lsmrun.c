@@ -96,6 +96,67 @@ LsmRunOutsideRange(const LsmRunHeader *hdr, const LsmRange *range)
 }
 
 /*
+ * The pages the descent to the first data page of range (a point lookup:
+ * its lower bound, forward) would read from outside memory, the data page
+ * included: the header and the fence pages on the way count when neither
+ * this backend's cache, the shared metadata cache nor shared buffers hold
+ * them (a missing header counts 2: itself and a fence page below it).
+ */
+static int
+LsmRunDescentPages(Relation index, LsmRunCacheEntry *e, bool backward,
+				   const LsmRange *range)
+{
+	const uint8 *content;
+	int			len;
+	bool		is_header = true;
+	uint32		child;
+	int			is_data;
+	int			pages = 1;
+
+	if (backward || range == NULL || range->lo == NULL ||
+		!LsmRunCacheHeaderInMemory(index, e))
+		return 3;
+	content = e->header;
+	len = e->header_len;
+	for (int depth = 0; depth <= 32; depth++)
+	{
+		if (lsm_fence_find(content, len, is_header, LSM_FIND_LE, range->lo, range->lolen,
+						   &child, &is_data) != LSM_OK)
+			return pages + 1;	/* the descent itself reports it */
+		if (is_data)
+			return pages;
+		content = LsmRunCacheFenceInMemory(index, e, child, &len);
+		if (content == NULL)
+			return pages + 1;	/* that fence page, and (at least) the data page */
+		is_header = false;
+	}
+	return pages;
+}
+
+/*
+ * Should a large level's run be searched without asking its filter, whose
+ * page is not in memory (LsmRunCacheMayContain decides that part)?  Asking
+ * costs the filter page, and the descent too for the keys the run holds;
+ * searching costs the descent, d pages (LsmRunDescentPages).  With p the
+ * share of the index's entries in the run's level (the chance that a key
+ * looked up, if it exists, is there): search iff d < 1 + p * d.  A descent
+ * in memory (d = 1) always passes the filter over; one that must read its
+ * header and a fence page too (d = 3) only for a level of two thirds of
+ * the entries or more.
+ */
+static bool
+LsmRunPassFilter(Relation index, LsmRunCacheEntry *e, const LsmRunCursor *c,
+				 bool backward, const LsmRange *range)
+{
+	double		d;
+
+	if (!c->bloom_pass_cold)
+		return false;
+	d = LsmRunDescentPages(index, e, backward, range);
+	return d < 1.0 + c->bloom_level_share * d;
+}
+
+/*
  * Find the first data page to visit; false if the run can be skipped.  The
  * header and fence pages come from the backend's run cache (lsmruncache.c), so
  * a lookup reads only data pages once they are cached.  A run is skipped by
@@ -129,8 +190,9 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 	/* by filter */
 	if (c->bloom_check)
 	{
-		LsmFilterAnswer a = LsmRunCacheMayContain(index, e, c->bloom_hash,
-												  c->bloom_pass_cold);
+		bool		pass_cold = LsmRunPassFilter(index, e, c, backward, range);
+		LsmFilterAnswer a = LsmRunCacheMayContain(index, e, c->bloom_hash, pass_cold,
+												  !c->bloom_large);
 
 		c->probed = (a != LSM_FILTER_NOT_ASKED);
 		if (a == LSM_FILTER_ABSENT)

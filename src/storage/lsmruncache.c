@@ -1,6 +1,9 @@
 /*
  * lsmruncache.c — the backend cache of run headers, fence pages and filter
- * pages, through which scans descend a run and probe its bloom filter.
+ * pages, through which scans descend a run and probe its bloom filter; and
+ * what it puts in and takes from the shared metadata cache
+ * (shmem/lsmmetacache.c), which holds copies of those pages for every
+ * backend.
  */
 #include "postgres.h"
 
@@ -53,6 +56,8 @@ typedef struct LsmRunCacheKey
 	uint32		pad;
 } LsmRunCacheKey;
 
+static bool LsmBlockInSharedBuffers(Relation rel, BlockNumber blkno);
+
 static HTAB *lsm_run_cache = NULL;
 static MemoryContext lsm_run_cache_cxt = NULL;
 static Size lsm_run_cache_bytes = 0;
@@ -78,16 +83,40 @@ LsmRunCacheReset(void)
 	lsm_run_cache_filter_bytes = 0;
 }
 
-/* The shared metadata cache's key of page rel of run ref (lsmmetacache.c). */
-static void
+/*
+ * The shared metadata cache's key of page rel of run ref (lsmmetacache.c).
+ * False for a temporary index, which stays out of it: private to one
+ * backend, and its relfilenumber is unique only with the backend's.
+ */
+static bool
 LsmRunCacheMetaKey(Relation index, const LsmRunRef *ref, uint32 rel, LsmMetaKey *key)
 {
+	if (RelationUsesLocalBuffers(index) || !LsmMetaCacheEnabled())
+		return false;
 	memset(key, 0, sizeof(*key));
 	key->dbid = MyDatabaseId;
 	key->relnumber = LsmRelFileNumber(index);
 	key->instance_id = LsmGetRelCache(index)->instance_id;
 	key->run_id = ref->run_id;
 	key->rel = rel;
+	return true;
+}
+
+/* A copy of page rel of run ref from the shared metadata cache; NULL if it does not hold it. */
+static uint8 *
+LsmRunCacheCopyShared(Relation index, const LsmRunRef *ref, uint32 rel, int *len)
+{
+	LsmMetaKey	mkey;
+	PGAlignedBlock shared;
+	uint8	   *copy;
+
+	if (!LsmRunCacheMetaKey(index, ref, rel, &mkey) ||
+		!LsmMetaCacheGet(&mkey, (uint8 *) shared.data, len))
+		return NULL;
+	copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
+	memcpy(copy, shared.data, *len);
+	lsm_run_cache_bytes += Max(*len, 1);
+	return copy;
 }
 
 /*
@@ -99,28 +128,22 @@ static uint8 *
 LsmRunCacheReadPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 					int *len)
 {
-	LsmMetaKey mkey;
-	PGAlignedBlock shared;
-	uint8	   *copy;
+	LsmMetaKey	mkey;
+	uint8	   *copy = LsmRunCacheCopyShared(index, ref, rel, len);
+	Buffer		buf;
+	Page		page;
 
-	LsmRunCacheMetaKey(index, ref, rel, &mkey);
-	if (LsmMetaCacheGet(&mkey, (uint8 *) shared.data, len))
-	{
-		copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
-		memcpy(copy, shared.data, *len);
-	}
-	else
-	{
-		Buffer		buf = LsmReadRunBuffer(index, ref, rel, kind);
-		Page		page = BufferGetPage(buf);
-
-		*len = LsmPageContentLen(page);
-		copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
-		memcpy(copy, LsmPageContent(page), *len);
-		UnlockReleaseBuffer(buf);
-		LsmMetaCachePut(&mkey, copy, *len, false);
-	}
+	if (copy != NULL)
+		return copy;
+	buf = LsmReadRunBuffer(index, ref, rel, kind);
+	page = BufferGetPage(buf);
+	*len = LsmPageContentLen(page);
+	copy = MemoryContextAlloc(lsm_run_cache_cxt, Max(*len, 1));
+	memcpy(copy, LsmPageContent(page), *len);
+	UnlockReleaseBuffer(buf);
 	lsm_run_cache_bytes += Max(*len, 1);
+	if (LsmRunCacheMetaKey(index, ref, rel, &mkey))
+		LsmMetaCachePut(&mkey, copy, *len, false);
 	return copy;
 }
 
@@ -233,6 +256,46 @@ LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel, int *len)
 }
 
 /*
+ * The in-memory halves of LsmRunCacheHeader and LsmRunCacheFence, for a
+ * lookup that would rather not read a page from disk (LsmRunDescentInMemory,
+ * lsmrun.c): the page is taken from this backend's cache, the shared
+ * metadata cache, or its shared buffer, and false (NULL) returned if none
+ * of them holds it.
+ */
+bool
+LsmRunCacheHeaderInMemory(Relation index, LsmRunCacheEntry *e)
+{
+	if (e->header_ok)
+		return true;
+	if (e->header == NULL)
+	{
+		e->header = LsmRunCacheCopyShared(index, &e->ref, 0, &e->header_len);
+		if (e->header == NULL && !LsmBlockInSharedBuffers(index, e->ref.start))
+			return false;
+	}
+	LsmRunCacheHeader(index, e);
+	return true;
+}
+
+const uint8 *
+LsmRunCacheFenceInMemory(Relation index, LsmRunCacheEntry *e, uint32 rel, int *len)
+{
+	uint32		i;
+
+	Assert(e->header_ok);
+	if (rel < e->fence_first || rel - e->fence_first >= e->nfence)
+		return NULL;			/* the descent that follows reports it */
+	i = rel - e->fence_first;
+	if (e->fence[i] == NULL)
+	{
+		e->fence[i] = LsmRunCacheCopyShared(index, &e->ref, rel, &e->fence_len[i]);
+		if (e->fence[i] == NULL && !LsmBlockInSharedBuffers(index, e->ref.start + rel))
+			return NULL;
+	}
+	return LsmRunCacheFence(index, e, rel, len);
+}
+
+/*
  * ERROR unless a filter page's parsed description fits the run's filter and
  * holds block (the one a probe needs).
  */
@@ -288,18 +351,23 @@ LsmBlockInSharedBuffers(Relation rel, BlockNumber blkno)
 
 /*
  * The run's filter's answer for h.  The filter page that holds h's block is
- * probed in its shared buffer the first time this backend needs it, and
- * copied into the cache the second time.
+ * probed in the shared metadata cache or its shared buffer the first time
+ * this backend needs it (a page read from its buffer is put in the shared
+ * cache), and copied into this backend's cache the second time.
+ *
+ * share: put a page read from its buffer into the shared cache (not for a
+ * large level's run, whose filters would push the smaller levels' out).
  *
  * pass_cold: the caller would rather search the run than read a filter page
- * from outside shared buffers (the deepest level's filter, where most keys
+ * from outside shared memory (a large level's filter, where most keys
  * looked up are found: lsmscanmerge.c).  Then a page this backend has not
- * copied and shared buffers do not hold is passed over the first time
+ * copied and neither cache nor shared buffers hold is passed over the first time
  * (LSM_FILTER_NOT_ASKED) and read the second, so the pages a backend keeps
  * asking for still come into memory.
  */
 LsmFilterAnswer
-LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_cold)
+LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_cold,
+					  bool share)
 {
 	uint32		block,
 				pg;
@@ -320,9 +388,9 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_c
 		bool		result;
 		LsmMetaKey	mkey;
 		PGAlignedBlock shared;
+		bool		keyed = LsmRunCacheMetaKey(index, &e->ref, e->ref.bloom_start + pg, &mkey);
 
-		LsmRunCacheMetaKey(index, &e->ref, e->ref.bloom_start + pg, &mkey);
-		if (LsmMetaCacheGet(&mkey, (uint8 *) shared.data, &len))
+		if (keyed && LsmMetaCacheGet(&mkey, (uint8 *) shared.data, &len))
 			content = (const uint8 *) shared.data;
 		else
 		{
@@ -361,13 +429,15 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_c
 			e->bloom_blocks[pg] = blocks;
 		}
 		result = LsmRunCacheProbe(e, blocks, info.k, pg, block, h);
-		if (BufferIsValid(buf))
+		if (BufferIsValid(buf) && keyed && share)
 		{
 			/* into the shared cache, from a copy (its lock is a leaf) */
 			memcpy(shared.data, content, len);
 			UnlockReleaseBuffer(buf);
 			LsmMetaCachePut(&mkey, (const uint8 *) shared.data, len, true);
 		}
+		else if (BufferIsValid(buf))
+			UnlockReleaseBuffer(buf);
 		return result ? LSM_FILTER_MAYBE : LSM_FILTER_ABSENT;
 	}
 	return LsmRunCacheProbe(e, e->bloom_blocks[pg], e->bloom_k[pg], pg, block, h) ?
@@ -393,15 +463,43 @@ LsmRunCacheWarmPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kin
 	UnlockReleaseBuffer(buf);
 	if (out_len != NULL)
 		*out_len = len;
-	LsmRunCacheMetaKey(index, ref, rel, &mkey);
-	LsmMetaCachePut(&mkey, dst, len, filter);
+	if (LsmRunCacheMetaKey(index, ref, rel, &mkey))
+		LsmMetaCachePut(&mkey, dst, len, filter);
+}
+
+/*
+ * Levels >= 1 holding a quarter of the entries of runs[0..nruns) or more,
+ * as bits (bit l: level l): the deepest level under leveled (about 90%),
+ * and the one above it while a new deepest level fills.  Most keys a lookup
+ * finds are there, and their filters are most of the filter bytes.
+ */
+uint32
+LsmLargeLevels(const LsmRunRef *runs, int nruns, double *share)
+{
+	uint64		per_level[LSM_PICK_MAX_LEVEL + 1] = {0};
+	uint64		total = 0;
+	uint32		large = 0;
+
+	for (int i = 0; i < nruns; i++)
+	{
+		total += runs[i].nentries;
+		if (runs[i].level <= LSM_PICK_MAX_LEVEL)
+			per_level[runs[i].level] += runs[i].nentries;
+	}
+	for (int level = 1; level <= LSM_PICK_MAX_LEVEL; level++)
+		if (per_level[level] > 0 && per_level[level] >= total / 4)
+			large |= 1u << level;
+	if (share != NULL)
+		for (int level = 0; level <= LSM_PICK_MAX_LEVEL; level++)
+			share[level] = total > 0 ? (double) per_level[level] / total : 0.0;
+	return large;
 }
 
 /*
  * Put the header and fence pages of runs[0..nruns), just published by a
  * flush, merge or build into manifest m, into the shared metadata cache,
- * and the filter pages of those above m's deepest level (level 0 always):
- * every lookup asks those filters, while the deepest level's are most of
+ * and the filter pages of those outside m's large levels (level 0 always):
+ * every lookup asks those filters, while the large levels' are most of
  * the filter bytes and a lookup passes them over when they are not in
  * memory (lsmscanmerge.c).  The pages were just written through ordinary
  * buffers, so this mostly reads them there, where a new connection would
@@ -412,16 +510,16 @@ LsmRunCacheWarm(Relation index, const LsmMetaPageData *m, const LsmRunRef *runs,
 				int nruns)
 {
 	uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
-	uint32		deepest = 0;
+	uint32		large;
 
-	if (!LsmMetaCacheEnabled())
+	if (!LsmMetaCacheEnabled() || RelationUsesLocalBuffers(index))
 		return;
-	for (uint32 i = 0; i < m->nruns; i++)
-		deepest = Max(deepest, m->runs[i].level);
+	large = LsmLargeLevels(m->runs, m->nruns, NULL);
 	for (int i = 0; i < nruns; i++)
 	{
 		const LsmRunRef *ref = &runs[i];
-		bool		filters = ref->level == 0 || ref->level < deepest;
+		bool		filters = ref->level > LSM_PICK_MAX_LEVEL ||
+			(large & (1u << ref->level)) == 0;
 		LsmRunHeader hdr;
 		PGAlignedBlock header;
 		int			header_len;

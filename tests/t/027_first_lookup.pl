@@ -126,12 +126,13 @@ is(sql("$off SELECT count(*) FROM fl WHERE k BETWEEN 700 AND 1400"),
 	'a range after the point lookups: lsm and btree agree');
 is(sql(q{SELECT count(*) FROM lsm_am.verify('fl_k', true)}), '1', 'verify is clean');
 
-# The deepest level's filter is probed only if its page is in shared buffers
-# (doc/impl.md, "Scans"): a lookup otherwise searches the run, and the page is
-# read the second time the backend needs it.  One run at the deepest level
-# (compacted), its filter pages out of shared buffers after a restart;
-# lookup_stats counts filter probes and run data pages read.  A unique index
-# probes always.
+# The filter of a large level (a quarter of the entries or more) is probed
+# only if its page is in memory, or if searching the run is expected to read
+# more pages (doc/impl.md, "Scans"): a lookup otherwise searches the run, and
+# the filter page is read the second time the backend needs it.  One run at
+# level 1 (compacted: all the entries), out of shared buffers after a
+# restart; lookup_stats counts filter probes and run data pages read.  A
+# unique index probes always.  Then two large levels (below).
 sql(q{
 CREATE TABLE dl (k int8);
 CREATE INDEX dl_k ON dl USING lsm (k);
@@ -140,7 +141,16 @@ CREATE UNIQUE INDEX du_k ON du USING lsm (k);
 INSERT INTO dl SELECT 7 * g FROM generate_series(1, 50000) g;
 INSERT INTO du SELECT * FROM dl;
 SELECT lsm_am.compact('dl_k'), lsm_am.compact('du_k');
+CREATE TABLE d2 (k int8);
+INSERT INTO d2 SELECT 7 * g FROM generate_series(1, 50000) g;
+CREATE INDEX d2_k ON d2 USING lsm (k) WITH (memtable_size = 64, l0_compaction_trigger = 1);
+ALTER INDEX d2_k SET (memtable_size = 8192);
+INSERT INTO d2 SELECT 7 * g + 1 FROM generate_series(1, 40000) g;
+SELECT lsm_am.flush('d2_k');
+SELECT lsm_am.wait_for_merges('d2_k');
 });
+is(sql(q{SELECT string_agg(level || ':' || entries, ',' ORDER BY level DESC) FROM lsm_am.index_info('d2_k')}),
+	'2:50000,1:40000', 'd2_k: a run of 50,000 entries at level 2 (built), one of 40,000 at level 1 (flushed and merged)');
 is(sql(q{SELECT string_agg(level::text || ':' || (bloom_blocks > 0)::text, ',')
 		   FROM lsm_am.manifest('dl_k') WHERE kind = 'run'}),
 	'1:true', 'one run with a filter, at level 1');
@@ -172,8 +182,25 @@ is(probed('dl_k', 'SELECT count(*) FROM dl WHERE k = 7 * 31000',
 	'0,1,1;1,1,1', 'the same key twice in one connection: the second reads the filter page');
 is(probed('dl_k', 'SELECT count(*) FROM dl WHERE k = 7 * 31000'),
 	'1,1,1', 'a new connection: that filter page is in shared buffers now, and probed');
+# Two large levels, 5/9 and 4/9 of the entries, and nothing of d2_k in
+# memory after the restart: searching a run would read its header and data
+# page (3 pages counted, a fence level assumed), asking its filter the
+# filter page and, for the 4/9 or 5/9 of keys there, those too: both filters
+# are asked.  Once a run's header is in shared buffers (its run is small:
+# the header points at its data pages), searching it reads one page, and
+# its filter is passed over where its page is not in memory.
+is(probed('d2_k', 'SELECT count(*) FROM d2 WHERE k = 7 * 3000 + 1'),
+	'2,1,1', 'two large levels after a restart, a key of level 1: both filters asked, one data page, its row');
+is(probed('d2_k', 'SELECT count(*) FROM d2 WHERE k = 7 * 3001'),
+	'1,2,1', 'a key of level 2 in a new connection: level 1, its header in shared buffers now, searched without its filter (a data page); level 2 asked, then its data page');
 is(probed('du_k', 'SELECT count(*) FROM du WHERE k = 7 * 25000'),
 	'1,1,1', 'a unique index probes its filter page wherever it is');
+for my $key (7 * 3000 + 1, 7 * 3001, 7 * 3001 + 1, 7 * 40000 + 1, 7 * 40001 + 1)
+{
+	is(sql("$off SELECT count(*) FROM d2 WHERE k = $key"),
+		sql("SET enable_indexscan = off; SET enable_bitmapscan = off; SELECT count(*) FROM d2 WHERE k = $key"),
+		"key $key of d2: the index and the table agree");
+}
 for my $key (7 * 4000 + 3, 7 * 25000, 7 * 31000, 7 * 49999 + 1, 7 * 50000)
 {
 	is(sql("$off SELECT count(*) FROM dl WHERE k = $key"),
