@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(91);
+SELECT plan(93);
 
 -- the DETAIL of the error a statement raises
 CREATE FUNCTION pg_temp.err_detail(q text) RETURNS text LANGUAGE plpgsql AS $f$
@@ -23,6 +23,7 @@ END $f$;
 -- defaults
 SELECT is(current_setting('lsm_am.memory'), '64MB', 'lsm_am.memory defaults to 64MB');
 SELECT is(current_setting('lsm_am.max_indexes'), '64', 'lsm_am.max_indexes defaults to 64');
+SELECT is(current_setting('lsm_am.metadata_cache_size'), '32MB', 'lsm_am.metadata_cache_size defaults to 32MB');
 SELECT is(current_setting('lsm_am.memtable_size'), '4MB', 'lsm_am.memtable_size defaults to 4MB');
 SELECT is(current_setting('lsm_am.flush_delay_ms'), '0', 'lsm_am.flush_delay_ms (test hook) defaults to 0');
 SELECT is(current_setting('lsm_am.replay_delay_ms'), '0', 'lsm_am.replay_delay_ms (test hook) defaults to 0');
@@ -56,6 +57,7 @@ SELECT results_eq(
              ('lsm_am.max_workers', 'sighup', NULL, '0', '64', '2'),
              ('lsm_am.memory', 'postmaster', 'MB', '1', '4095', '64'),
              ('lsm_am.memtable_size', 'user', 'kB', '64', '1048576', '4096'),
+             ('lsm_am.metadata_cache_size', 'postmaster', 'MB', '0', '4095', '32'),
              ('lsm_am.replay_delay_ms', 'superuser', 'ms', '0', '1000', '0'),
              ('lsm_am.worker_idle_timeout', 'sighup', 'ms', '0', '86400000', '10000'),
              ('lsm_am.worker_naptime', 'sighup', 'ms', '10', '3600000', '1000')$$,
@@ -92,6 +94,7 @@ SELECT throws_ok($$SET LOCAL lsm_am.worker_idle_timeout = '5s'$$, '55P02', NULL,
                  'lsm_am.worker_idle_timeout cannot be set in a session (server configuration)');
 SELECT throws_ok($$SET LOCAL lsm_am.memory = '128MB'$$, '55P02', NULL, 'lsm_am.memory needs a restart');
 SELECT throws_ok($$SET LOCAL lsm_am.max_indexes = 10$$, '55P02', NULL, 'lsm_am.max_indexes needs a restart');
+SELECT throws_ok($$SET LOCAL lsm_am.metadata_cache_size = '8MB'$$, '55P02', NULL, 'lsm_am.metadata_cache_size needs a restart');
 SELECT throws_ok($$SET LOCAL lsm_am.no_such_setting = 1$$, '42602', NULL, 'lsm_am is a reserved settings prefix');
 SELECT throws_ok($$SET LOCAL lsm_am.max_runs = 2$$, '42602', NULL, 'lsm_am.max_runs no longer exists');
 RESET lsm_am.memtable_size;
