@@ -2,16 +2,17 @@
  * lsmmetacache.c — the shared cache of run metadata pages.
  *
  * Every lookup in a run reads the run's header (for its key range and fence
- * root), one fence page per fence level, and, above the deepest level, one
- * filter page.  Those pages are a small part of an index (headers and fences
- * about 1/400 of its data pages, the upper levels' filters about 1.2 bytes a
- * key of a tenth of its keys) but nothing keeps them in shared buffers: a
- * btree's inner pages stay there because every insert descends through
- * them, while an lsm index's inserts go to the memtable and its merges write
- * through rings, so after minutes of ingest a new connection reads each
- * fence and filter page it needs from disk (doc/benchmarks.md, "Beyond
- * memory").  This cache holds copies of them in shared memory, apart from
- * shared buffers: lsm_am.metadata_cache_size megabytes of page-sized slots.
+ * root), one fence page per fence level, and, outside the levels that hold
+ * most entries, one filter page.  Those pages are a small part of an index
+ * (headers and fences well under 1% of its pages, the other levels' filters
+ * about 1.2 bytes a key of a tenth of its keys), but nothing keeps them in
+ * shared buffers: a btree's inner pages stay there because every insert
+ * descends through them, while an lsm index's inserts go to the memtable
+ * and its merges write through rings, so after minutes of ingest a new
+ * connection reads each fence and filter page it needs from disk
+ * (doc/benchmarks.md, "Beyond memory").  This cache holds copies of them in
+ * shared memory, apart from shared buffers: lsm_am.metadata_cache_size
+ * megabytes of page-sized slots.
  *
  * What it owns.  The slots, the map from a key (database, relfilenumber,
  * index incarnation, run id, page of the run) to a slot, and one LWLock.
@@ -67,9 +68,6 @@ typedef struct LsmMetaCacheShared
 	int			nslots;
 	int			nfilter;		/* used slots holding filter pages */
 	int			hand;			/* the clock's */
-	pg_atomic_uint64 hits;
-	pg_atomic_uint64 misses;
-	pg_atomic_uint64 puts;
 	LsmMetaSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } LsmMetaCacheShared;
 
@@ -126,9 +124,6 @@ LsmMetaCacheShmemInit(void)
 		lsm_meta->nslots = n;
 		lsm_meta->nfilter = 0;
 		lsm_meta->hand = 0;
-		pg_atomic_init_u64(&lsm_meta->hits, 0);
-		pg_atomic_init_u64(&lsm_meta->misses, 0);
-		pg_atomic_init_u64(&lsm_meta->puts, 0);
 		for (int i = 0; i < n; i++)
 		{
 			lsm_meta->slots[i].used = false;
@@ -171,7 +166,6 @@ LsmMetaCacheGet(const LsmMetaKey *key, uint8 *dst, int *len)
 			pg_atomic_write_u32(&s->usage, u + 1);
 	}
 	LWLockRelease(lsm_meta_lock);
-	pg_atomic_fetch_add_u64(e != NULL ? &lsm_meta->hits : &lsm_meta->misses, 1);
 	return e != NULL;
 }
 
@@ -252,7 +246,6 @@ LsmMetaCachePut(const LsmMetaKey *key, const uint8 *src, int len, bool filter)
 		lsm_meta->nfilter++;
 	memcpy(lsm_meta_data + (Size) i * BLCKSZ, src, len);
 	LWLockRelease(lsm_meta_lock);
-	pg_atomic_fetch_add_u64(&lsm_meta->puts, 1);
 }
 
 /* Is the cache on (lsm_am.metadata_cache_size > 0, preloaded)? */
