@@ -393,6 +393,7 @@ extern void LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e);
 extern bool LsmRunCacheHeaderInMemory(Relation index, LsmRunCacheEntry *e);
 extern const uint8 *LsmRunCacheFenceInMemory(Relation index, LsmRunCacheEntry *e,
 											 uint32 rel, int *len);
+extern bool LsmRunCacheFilterCopied(const LsmRunCacheEntry *e, uint64 h);
 extern LsmFilterAnswer LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e,
 											 uint64 h, bool pass_cold, bool share);
 /* bit l set: level l >= 1 holds a quarter of the runs' entries or more;

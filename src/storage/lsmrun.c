@@ -190,7 +190,9 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 	/* by filter */
 	if (c->bloom_check)
 	{
-		bool		pass_cold = LsmRunPassFilter(index, e, c, backward, range);
+		bool		pass_cold = c->bloom_pass_cold &&
+			!LsmRunCacheFilterCopied(e, c->bloom_hash) &&
+			LsmRunPassFilter(index, e, c, backward, range);
 		LsmFilterAnswer a = LsmRunCacheMayContain(index, e, c->bloom_hash, pass_cold,
 												  !c->bloom_large);
 

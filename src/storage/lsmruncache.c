@@ -350,6 +350,22 @@ LsmBlockInSharedBuffers(Relation rel, BlockNumber blkno)
 }
 
 /*
+ * Has this backend copied the filter page h's block is on (or has the run
+ * no filter)?  Then LsmRunCacheMayContain answers from memory, whatever
+ * pass_cold says, and its caller need not weigh passing it over.
+ */
+bool
+LsmRunCacheFilterCopied(const LsmRunCacheEntry *e, uint64 h)
+{
+	uint32		pg;
+
+	if (e->bloom_pages == 0)
+		return true;
+	pg = lsm_bloom_block_of(h, e->ref.bloom_nblocks) / e->bloom_bpp;
+	return pg >= e->bloom_pages || e->bloom_blocks[pg] != NULL;
+}
+
+/*
  * The run's filter's answer for h.  The filter page that holds h's block is
  * probed in the shared metadata cache or its shared buffer the first time
  * this backend needs it (a page read from its buffer is put in the shared
@@ -360,10 +376,10 @@ LsmBlockInSharedBuffers(Relation rel, BlockNumber blkno)
  *
  * pass_cold: the caller would rather search the run than read a filter page
  * from outside shared memory (a large level's filter, where most keys
- * looked up are found: lsmscanmerge.c).  Then a page this backend has not
- * copied and neither cache nor shared buffers hold is passed over the first time
- * (LSM_FILTER_NOT_ASKED) and read the second, so the pages a backend keeps
- * asking for still come into memory.
+ * looked up are found: lsmscanmerge.c, lsmrun.c).  Then a page this backend
+ * has not copied and neither cache nor shared buffers hold is passed over
+ * the first time (LSM_FILTER_NOT_ASKED) and read the second, so the pages a
+ * backend keeps asking for still come into memory.
  */
 LsmFilterAnswer
 LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_cold,
