@@ -150,7 +150,8 @@ LsmRunPassFilter(Relation index, LsmRunCacheEntry *e, const LsmRunCursor *c,
 {
 	double		d;
 
-	if (!c->bloom_pass_cold)
+	/* a filter page this backend copied answers from memory anyway */
+	if (!c->bloom_pass_cold || LsmRunCacheFilterCopied(e, c->bloom_hash))
 		return false;
 	d = LsmRunDescentPages(index, e, backward, range);
 	return d < 1.0 + c->bloom_level_share * d;
@@ -190,9 +191,7 @@ LsmRunCursorStart(Relation index, LsmRunCursor *c, bool backward,
 	/* by filter */
 	if (c->bloom_check)
 	{
-		bool		pass_cold = c->bloom_pass_cold &&
-			!LsmRunCacheFilterCopied(e, c->bloom_hash) &&
-			LsmRunPassFilter(index, e, c, backward, range);
+		bool		pass_cold = LsmRunPassFilter(index, e, c, backward, range);
 		LsmFilterAnswer a = LsmRunCacheMayContain(index, e, c->bloom_hash, pass_cold,
 												  !c->bloom_large);
 

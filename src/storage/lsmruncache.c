@@ -208,6 +208,19 @@ LsmRunCacheGet(Relation index, const LsmRunRef *ref)
 	return e;
 }
 
+/* Parse run ref's header content into *hdr; ERROR if it is damaged. */
+static void
+LsmRunCacheParseHeader(Relation index, const LsmRunRef *ref, const uint8 *content,
+					   int len, LsmRunHeader *hdr)
+{
+	LsmCheckStatus(index, lsm_runheader_parse(content, len, hdr), ref->start,
+				   "reading a run header");
+	if (hdr->npages > ref->npages || hdr->ndata_pages + 1 > hdr->npages)
+		LsmReportCorruption(index, ref->start,
+							"The header of run %u counts %u pages with %u data pages, the manifest %u pages.",
+							ref->run_id, hdr->npages, hdr->ndata_pages, ref->npages);
+}
+
 /* Read, parse and check the run's header (once per run and backend). */
 void
 LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e)
@@ -219,12 +232,7 @@ LsmRunCacheHeader(Relation index, LsmRunCacheEntry *e)
 		return;
 	if (e->header == NULL)
 		e->header = LsmRunCacheReadPage(index, ref, 0, LSM_PK_RUN_HEADER, &e->header_len);
-	LsmCheckStatus(index, lsm_runheader_parse(e->header, e->header_len, &hdr), ref->start,
-				   "reading a run header");
-	if (hdr.npages > ref->npages || hdr.ndata_pages + 1 > hdr.npages)
-		LsmReportCorruption(index, ref->start,
-							"The header of run %u counts %u pages with %u data pages, the manifest %u pages.",
-							ref->run_id, hdr.npages, hdr.ndata_pages, ref->npages);
+	LsmRunCacheParseHeader(index, ref, e->header, e->header_len, &hdr);
 	e->hdr = hdr;
 	e->fence_first = hdr.ndata_pages + 1;
 	e->nfence = hdr.npages - e->fence_first;
@@ -257,7 +265,7 @@ LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel, int *len)
 
 /*
  * The in-memory halves of LsmRunCacheHeader and LsmRunCacheFence, for a
- * lookup that would rather not read a page from disk (LsmRunDescentInMemory,
+ * lookup that would rather not read a page from disk (LsmRunDescentPages,
  * lsmrun.c): the page is taken from this backend's cache, the shared
  * metadata cache, or its shared buffer, and false (NULL) returned if none
  * of them holds it.
@@ -543,12 +551,7 @@ LsmRunCacheWarm(Relation index, const LsmMetaPageData *m, const LsmRunRef *runs,
 
 		LsmRunCacheWarmPage(index, ref, 0, LSM_PK_RUN_HEADER, false,
 							(uint8 *) header.data, &header_len);
-		LsmCheckStatus(index, lsm_runheader_parse((const uint8 *) header.data, header_len, &hdr),
-					   ref->start, "reading a run header");
-		if (hdr.npages > ref->npages || hdr.ndata_pages + 1 > hdr.npages)
-			LsmReportCorruption(index, ref->start,
-								"The header of run %u counts %u pages with %u data pages, the manifest %u pages.",
-								ref->run_id, hdr.npages, hdr.ndata_pages, ref->npages);
+		LsmRunCacheParseHeader(index, ref, (const uint8 *) header.data, header_len, &hdr);
 		for (uint32 rel = hdr.ndata_pages + 1; rel < hdr.npages; rel++)
 			LsmRunCacheWarmPage(index, ref, rel, LSM_PK_RUN_FENCE, false, NULL, NULL);
 		if (filters && ref->bloom_nblocks > 0 && bpp > 0)
