@@ -96,10 +96,13 @@ PGDLLEXPORT void lsm_worker_main(Datum arg);
  * Maintenance: flushes and compactions (lsmmaint.c)
  * ------------------------------------------------------------------------ */
 /*
- * Do the pending work of one index: flush every immutable memtable, then run
- * compactions until the picker finds nothing (or stop() says so).  Clears the
- * slot's pending bits for the work it did.  REQUIRES: a transaction, a
- * RowExclusiveLock on the index.  Raises ERROR on failure.
+ * Do the pending work of one index: in a worker, first warm the shared
+ * metadata cache on the index's first use since the start (LSM_WORK_WARM);
+ * flush every immutable memtable, then run compactions until the picker
+ * finds nothing (or stop() says so).  Clears the slot's pending bits for
+ * the work it did.  True: something waits for the index to be free (a
+ * shrink, a warm): the caller comes back after a back-off.  REQUIRES: a
+ * transaction, a RowExclusiveLock on the index.  Raises ERROR on failure.
  */
 extern bool LsmMaintain(Relation index, const LsmStop *stop);
 

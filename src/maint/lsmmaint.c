@@ -31,8 +31,10 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/lmgr.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "maint/lsmmaint_int.h"
 #include "lsmfault.h"
@@ -422,12 +424,59 @@ LsmSwitchForArena(Relation index)
 	LsmSlotRelease(index, slot);
 }
 
+/*
+ * The index's first use since the server started (LSM_WORK_WARM, set when
+ * its slot was loaded from the log): put its runs' metadata pages into the
+ * shared cache (LsmRunCacheWarmIndex), so that lookups do not read them
+ * from disk one by one.  Under the compaction lock, so that no run is
+ * retired, and its pages reused, while they are read.  False if that lock
+ * was busy: the caller asks again later.
+ */
+static bool
+LsmWarmIndex(Relation index, LsmSlot *slot, const LsmStop *stop)
+{
+	LsmMetaPageData *meta;
+	LsmWarmResult res;
+	BufferUsage bu0 = pgBufferUsage;
+	TimestampTz t0 = GetCurrentTimestamp();
+
+	if (!LsmCompactLockConditional(index))
+		return false;
+	pg_atomic_fetch_and_u32(&slot->pending, ~LSM_WORK_WARM);
+	meta = palloc(sizeof(LsmMetaPageData));
+	LsmReadMeta(index, meta, NULL);
+	LsmRunCacheWarmIndex(index, meta, stop, &res);
+	LsmCompactUnlock(index);
+	pfree(meta);
+	if (lsm_log_maintenance && res.pages > 0)
+	{
+		long		secs;
+		int			usecs;
+		char	   *nsp = get_namespace_name(RelationGetNamespace(index));
+
+		TimestampDifference(t0, GetCurrentTimestamp(), &secs, &usecs);
+		/* a syscache miss may have taken a catalog snapshot: workers keep none */
+		InvalidateCatalogSnapshot();
+		ereport(LOG,
+				(errmsg("lsm_am warm of index \"%s.%s\": %d pages of %d runs into the shared metadata cache (" INT64_FORMAT " read from disk, %d there already)%s%s; duration: %ld.%03d s",
+						nsp ? nsp : "?", RelationGetRelationName(index), res.pages, res.runs,
+						(int64) (pgBufferUsage.shared_blks_read - bu0.shared_blks_read),
+						res.cached,
+						res.full ? "; the rest does not fit in lsm_am.metadata_cache_size" : "",
+						res.stopped ? "; stopped" : "",
+						secs, usecs / 1000),
+				 errhidestmt(true)));
+	}
+	return true;
+}
+
 bool
 LsmMaintain(Relation index, const LsmStop *stop)
 {
 	LsmSlot    *slot = LsmSlotAcquire(index, LW_SHARED);
 	bool		stopped = false;
 	bool		shrink_later = false;
+	bool		warm_later = false;
 	uint32		queued;
 	LsmStop		mstop = {LsmMaintainStop, unconstify(LsmStop *, stop)};
 
@@ -443,6 +492,8 @@ LsmMaintain(Relation index, const LsmStop *stop)
 	pg_memory_barrier();
 	if ((pg_atomic_read_u32(&slot->pending) & LSM_WORK_SWITCH) != 0)
 		LsmSwitchForArena(index);
+	if ((pg_atomic_read_u32(&slot->pending) & LSM_WORK_WARM) != 0 && LsmIsWorker())
+		warm_later = !LsmWarmIndex(index, slot, &mstop);
 
 	for (int round = 0; round < 1000 && !stopped; round++)
 	{
@@ -494,11 +545,13 @@ LsmMaintain(Relation index, const LsmStop *stop)
 			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH | LSM_WORK_COMPACT);
 		else if (slot->nimm > 0)
 			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_FLUSH);
-		/* the index was busy: a worker comes back to shrink it */
+		/* the index was busy: a worker comes back to shrink or warm it */
 		if (shrink_later)
 			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_SHRINK);
+		if (warm_later)
+			pg_atomic_fetch_or_u32(&slot->pending, LSM_WORK_WARM);
 	}
 	else if (slot->vacuum_waiting)
 		pg_atomic_write_u32(&slot->pending, 0);	/* VACUUM flushes itself */
-	return shrink_later && !stopped;
+	return (shrink_later || warm_later) && !stopped;
 }

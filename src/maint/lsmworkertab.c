@@ -24,11 +24,13 @@ LsmWorkerShared *lsm_workers = NULL;
  * Module initialisation and shared memory
  * ------------------------------------------------------------------------ */
 
-/* _PG_init, preloading only: register the launcher. */
+/* _PG_init, preloading only: register the launcher; lower floors' wake-ups. */
 void
 LsmWorkerInit(void)
 {
 	BackgroundWorker bgw;
+
+	lsm_wake_workers = LsmWakeWorkers;
 
 	memset(&bgw, 0, sizeof(bgw));
 	/* connected to no database (as the logical replication launcher), so

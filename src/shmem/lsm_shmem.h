@@ -192,6 +192,11 @@ typedef struct LsmSlot
 #define LSM_WORK_SHRINK			0x04	/* free space to give back, the index was busy */
 #define LSM_WORK_SWITCH			0x08	/* the arena is short: switch the active
 										 * memtable and flush it (LsmArenaRelieve) */
+#define LSM_WORK_WARM			0x10	/* the index's first use since the
+										 * server started (its slot loaded
+										 * from the log): put its runs'
+										 * metadata pages into the shared
+										 * cache (LsmWarmIndex) */
 
 /*
  * Queue work on a slot (without waking anybody).  The counter goes first: a
@@ -204,6 +209,14 @@ LsmPendingSet(LsmSlot *slot, uint32 bits)
 	pg_atomic_fetch_add_u32(&slot->queued, 1);
 	pg_atomic_fetch_or_u32(&slot->pending, bits);
 }
+
+/*
+ * Wakes the workers of a database: LsmWakeWorkers, which the workers'
+ * module (maint/) sets at start-up, for floors below it that queue work
+ * (a slot's load, LSM_WORK_WARM).  NULL until then.
+ */
+typedef void (*LsmWakeWorkersFn) (Oid dbid);
+extern LsmWakeWorkersFn lsm_wake_workers;
 
 typedef struct LsmShared
 {
@@ -327,5 +340,7 @@ extern bool LsmMetaCacheEnabled(void);
 extern bool LsmMetaCacheGet(const LsmMetaKey *key, uint8 *dst, int *len);
 extern void LsmMetaCachePut(const LsmMetaKey *key, const uint8 *src, int len,
 							bool filter);
+extern bool LsmMetaCacheHas(const LsmMetaKey *key);
+extern int	LsmMetaCacheCapacity(void);
 
 #endif							/* LSM_SHMEM_H */

@@ -248,6 +248,30 @@ LsmMetaCachePut(const LsmMetaKey *key, const uint8 *src, int len, bool filter)
 	LWLockRelease(lsm_meta_lock);
 }
 
+/*
+ * Does the cache hold key?  (No use counted: for a warm that skips what
+ * is already there, LsmRunCacheWarmIndex.)
+ */
+bool
+LsmMetaCacheHas(const LsmMetaKey *key)
+{
+	bool		found;
+
+	if (lsm_meta == NULL)
+		return false;
+	LWLockAcquire(lsm_meta_lock, LW_SHARED);
+	found = hash_search(lsm_meta_map, key, HASH_FIND, NULL) != NULL;
+	LWLockRelease(lsm_meta_lock);
+	return found;
+}
+
+/* How many pages the cache holds at most (0: off). */
+int
+LsmMetaCacheCapacity(void)
+{
+	return lsm_meta != NULL ? lsm_meta->nslots : 0;
+}
+
 /* Is the cache on (lsm_am.metadata_cache_size > 0, preloaded)? */
 bool
 LsmMetaCacheEnabled(void)

@@ -29,6 +29,9 @@ LsmShared  *lsm_shared = NULL;
 
 #define LSM_TRANCHE "lsm_am"
 
+/* set by the workers' module at start-up (maint/lsmworkertab.c) */
+LsmWakeWorkersFn lsm_wake_workers = NULL;
+
 static uint32
 LsmArenaChunks(void)
 {

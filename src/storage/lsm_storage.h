@@ -404,6 +404,20 @@ extern uint32 LsmLargeLevels(const LsmRunRef *runs, int nruns, double *share);
  * large levels (lsmruncache.c) */
 extern void LsmRunCacheWarm(Relation index, const LsmMetaPageData *m,
 							const LsmRunRef *runs, int nruns);
+/* what LsmRunCacheWarmIndex did */
+typedef struct LsmWarmResult
+{
+	int			runs;			/* runs of the manifest */
+	int			pages;			/* pages read and put into the shared cache */
+	int			cached;			/* pages it held already */
+	bool		full;			/* pages left out: more than the cache holds */
+	bool		stopped;		/* stop() made it give up */
+} LsmWarmResult;
+/* into the shared metadata cache: every run's header and fence pages, and
+ * the filters outside the large levels, those it lacks (a worker, on the
+ * index's first use after a start; the caller keeps runs from retiring) */
+extern void LsmRunCacheWarmIndex(Relation index, const LsmMetaPageData *m,
+								 const LsmStop *stop, LsmWarmResult *res);
 extern const uint8 *LsmRunCacheFence(Relation index, LsmRunCacheEntry *e, uint32 rel,
 									 int *len);
 

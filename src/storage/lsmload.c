@@ -310,6 +310,8 @@ LsmSlotLoad(Relation index, int slotno)
 
 	PG_TRY();
 	{
+		bool		warm = false;
+
 		/* 2. replay, without it */
 		LsmLoadBuild(index, slot, ld);
 
@@ -319,11 +321,25 @@ LsmSlotLoad(Relation index, int slotno)
 		{
 			ld->active = false;
 			pg_atomic_write_u32(&slot->loader, 0);
+
+			/*
+			 * The index's first use since the start (or since its slot went
+			 * to another index): a worker puts its runs' metadata pages into
+			 * the shared cache, which lookups would otherwise read one by
+			 * one (storage/lsmruncache.c, "Warming").  Not on a standby,
+			 * which runs no workers.
+			 */
+			warm = LsmMetaCacheEnabled() && !RecoveryInProgress() &&
+				!RelationUsesLocalBuffers(index);
+			if (warm)
+				LsmPendingSet(slot, LSM_WORK_WARM);
 		}
 		LWLockRelease(LsmSlotLock(slotno));
 		/* not installed: the caller starts over */
 		LsmLoadAbandon();
 		ConditionVariableBroadcast(&slot->load_cv);
+		if (warm && lsm_wake_workers != NULL)
+			lsm_wake_workers(MyDatabaseId);
 	}
 	PG_CATCH();
 	{

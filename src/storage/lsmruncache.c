@@ -562,3 +562,217 @@ LsmRunCacheWarm(Relation index, const LsmMetaPageData *m, const LsmRunRef *runs,
 		CHECK_FOR_INTERRUPTS();
 	}
 }
+
+/* ------------------------------------------------------------------------
+ * Warming a whole index: its first use since the server started.
+ *
+ * A restart empties the shared cache, and the pages it held (a header per
+ * run, the fence pages, the filters outside the large levels: about 25 MB
+ * for 100M int8 keys) are then read one by one by the lookups that need
+ * them, from disk: a lookup after a restart read 3.3 pages from outside
+ * shared buffers where btree read 1.7 (doc/benchmarks.md, "Beyond memory").
+ * A worker instead reads them all once, when the index is first used
+ * (LSM_WORK_WARM, maint/lsmmaint.c), as RocksDB loads a table's index and
+ * filter blocks when it opens the table: in batches, each prefetched first
+ * so that the kernel reads a batch's pages in parallel, and through a ring
+ * (BAS_BULKREAD), since the copies are what it keeps.
+ * ------------------------------------------------------------------------ */
+
+#define LSM_WARM_BATCH		64
+
+typedef struct LsmWarmPage
+{
+	const LsmRunRef *ref;
+	uint32		rel;			/* page of the run */
+	uint16		kind;
+} LsmWarmPage;
+
+/*
+ * Read pages[0..n) (prefetched first) and put them into the shared cache;
+ * each one's content is also copied to out[i] (BLCKSZ bytes of room each),
+ * with its length in out_len[i], when out is given.
+ */
+static void
+LsmRunCacheWarmBatch(Relation index, const LsmWarmPage *pages, int n,
+					 BufferAccessStrategy strategy, PGAlignedBlock *out, int *out_len)
+{
+	for (int i = 0; i < n; i++)
+		(void) PrefetchBuffer(index, MAIN_FORKNUM, pages[i].ref->start + pages[i].rel);
+	for (int i = 0; i < n; i++)
+	{
+		const LsmWarmPage *p = &pages[i];
+		PGAlignedBlock copy;
+		uint8	   *dst = out != NULL ? (uint8 *) out[i].data : (uint8 *) copy.data;
+		LsmMetaKey	mkey;
+		Buffer		buf;
+		Page		page;
+		int			len;
+
+		buf = ReadBufferExtended(index, MAIN_FORKNUM, p->ref->start + p->rel, RBM_NORMAL,
+								 strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		LsmCheckPage(index, buf, p->kind, p->ref->run_id);
+		page = BufferGetPage(buf);
+		len = LsmPageContentLen(page);
+		memcpy(dst, LsmPageContent(page), len);
+		UnlockReleaseBuffer(buf);
+		if (out_len != NULL)
+			out_len[i] = len;
+		if (LsmRunCacheMetaKey(index, p->ref, p->rel, &mkey))
+			LsmMetaCachePut(&mkey, dst, len, p->kind == LSM_PK_RUN_BLOOM);
+	}
+}
+
+/* Is page rel of run ref in the shared cache? */
+static bool
+LsmRunCacheShared(Relation index, const LsmRunRef *ref, uint32 rel)
+{
+	LsmMetaKey	mkey;
+
+	return LsmRunCacheMetaKey(index, ref, rel, &mkey) && LsmMetaCacheHas(&mkey);
+}
+
+/*
+ * Put the metadata pages of the runs of manifest m into the shared cache,
+ * those it does not hold yet: every run's header and fence pages first,
+ * then the filter pages outside m's large levels, level 0 first (what
+ * LsmRunCacheWarm puts when a run is published), no more pages than the
+ * cache holds and no more filter pages than three quarters of it.  stop
+ * (may be NULL) is asked between batches.  REQUIRES: no run of m is
+ * retired meanwhile (the compaction lock), so no page read is reused.
+ */
+void
+LsmRunCacheWarmIndex(Relation index, const LsmMetaPageData *m, const LsmStop *stop,
+					 LsmWarmResult *res)
+{
+	int			capacity = LsmMetaCacheCapacity();
+	uint32		bpp = lsm_bloom_blocks_per_page(LSM_CONTENT_CAP);
+	uint32		large;
+	BufferAccessStrategy strategy;
+	LsmWarmPage *todo;
+	int			ntodo = 0,
+				nfilter = 0;
+	uint32	   *fence_first;
+	uint32	   *npages;
+	PGAlignedBlock *headers;
+	int		   *header_len;
+
+	memset(res, 0, sizeof(*res));
+	if (capacity == 0 || RelationUsesLocalBuffers(index) || m->nruns == 0)
+		return;
+	strategy = GetAccessStrategy(BAS_BULKREAD);
+	large = LsmLargeLevels(m->runs, m->nruns, NULL);
+	todo = palloc(sizeof(LsmWarmPage) * Max(capacity, LSM_WARM_BATCH));
+	fence_first = palloc0(sizeof(uint32) * m->nruns);
+	npages = palloc0(sizeof(uint32) * m->nruns);
+	headers = palloc(sizeof(PGAlignedBlock) * LSM_WARM_BATCH);
+	header_len = palloc(sizeof(int) * LSM_WARM_BATCH);
+
+	/* 1. the headers: each one's fence pages are where it says */
+	for (int first = 0; first < m->nruns && !res->stopped; first += LSM_WARM_BATCH)
+	{
+		int			n = Min(LSM_WARM_BATCH, m->nruns - first);
+		int			nread = 0;
+		int			runof[LSM_WARM_BATCH];
+
+		for (int i = first; i < first + n; i++)
+		{
+			const LsmRunRef *ref = &m->runs[i];
+			LsmMetaKey	mkey;
+			LsmRunHeader hdr;
+
+			if (LsmRunCacheMetaKey(index, ref, 0, &mkey) &&
+				LsmMetaCacheGet(&mkey, (uint8 *) headers[0].data, &header_len[0]))
+			{
+				LsmRunCacheParseHeader(index, ref, (const uint8 *) headers[0].data,
+									   header_len[0], &hdr);
+				fence_first[i] = hdr.ndata_pages + 1;
+				npages[i] = hdr.npages;
+				res->cached++;
+				continue;
+			}
+			runof[nread] = i;
+			todo[nread].ref = ref;
+			todo[nread].rel = 0;
+			todo[nread].kind = LSM_PK_RUN_HEADER;
+			nread++;
+		}
+		LsmRunCacheWarmBatch(index, todo, nread, strategy, headers, header_len);
+		for (int j = 0; j < nread; j++)
+		{
+			LsmRunHeader hdr;
+			int			i = runof[j];
+
+			LsmRunCacheParseHeader(index, &m->runs[i], (const uint8 *) headers[j].data,
+								   header_len[j], &hdr);
+			fence_first[i] = hdr.ndata_pages + 1;
+			npages[i] = hdr.npages;
+		}
+		res->pages += nread;
+		res->stopped = stop != NULL && stop->fn(index, stop->arg);
+	}
+	res->runs = m->nruns;
+
+	/* 2. the fence pages of every run, then the filters, level 0 first */
+	for (int i = 0; i < m->nruns && ntodo < capacity; i++)
+		for (uint32 rel = fence_first[i]; rel < npages[i] && ntodo < capacity; rel++)
+		{
+			if (LsmRunCacheShared(index, &m->runs[i], rel))
+			{
+				res->cached++;
+				continue;
+			}
+			todo[ntodo].ref = &m->runs[i];
+			todo[ntodo].rel = rel;
+			todo[ntodo].kind = LSM_PK_RUN_FENCE;
+			ntodo++;
+		}
+	for (int level = 0; level <= LSM_PICK_MAX_LEVEL + 1; level++)
+		for (int i = 0; i < m->nruns; i++)
+		{
+			const LsmRunRef *ref = &m->runs[i];
+			uint32		bloom_pages;
+
+			if (level <= LSM_PICK_MAX_LEVEL ?
+				(ref->level != level || (large & (1u << level)) != 0) :
+				ref->level <= LSM_PICK_MAX_LEVEL)
+				continue;
+			if (ref->bloom_nblocks == 0 || bpp == 0)
+				continue;
+			bloom_pages = (ref->bloom_nblocks + bpp - 1) / bpp;
+			for (uint32 pg = 0; pg < bloom_pages; pg++)
+			{
+				if (ntodo >= capacity || nfilter >= capacity - capacity / 4)
+				{
+					res->full = true;
+					break;
+				}
+				if (LsmRunCacheShared(index, ref, ref->bloom_start + pg))
+				{
+					res->cached++;
+					continue;
+				}
+				todo[ntodo].ref = ref;
+				todo[ntodo].rel = ref->bloom_start + pg;
+				todo[ntodo].kind = LSM_PK_RUN_BLOOM;
+				ntodo++;
+				nfilter++;
+			}
+		}
+	if (ntodo >= capacity)
+		res->full = true;
+	for (int first = 0; first < ntodo && !res->stopped; first += LSM_WARM_BATCH)
+	{
+		int			n = Min(LSM_WARM_BATCH, ntodo - first);
+
+		LsmRunCacheWarmBatch(index, todo + first, n, strategy, NULL, NULL);
+		res->pages += n;
+		res->stopped = stop != NULL && stop->fn(index, stop->arg);
+	}
+	FreeAccessStrategy(strategy);
+	pfree(todo);
+	pfree(fence_first);
+	pfree(npages);
+	pfree(headers);
+	pfree(header_len);
+}
