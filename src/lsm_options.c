@@ -66,8 +66,8 @@ LsmOptionsInit(bool preload)
 							&lsm_flush_delay_ms, 0, 0, 10000,
 							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomBoolVariable("lsm_am.log_maintenance",
-							 "Logs every flush, compaction, trivial move, run rewrite and relocation of an lsm index.",
-							 "One LOG line each, with the index, its input and output runs (levels, entries, pages), the WAL written and the duration, in the spirit of log_autovacuum_min_duration.",
+							 "Logs every flush, compaction, trivial move, run rewrite, relocation and metadata cache warm of an lsm index.",
+							 "One LOG line each, with the index, its input and output runs (levels, entries, pages), the WAL written and the duration, in the spirit of log_autovacuum_min_duration; a warm (the index's first use after a start) says the pages it put into the shared metadata cache.",
 							 &lsm_log_maintenance, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.replay_delay_ms",
