@@ -47,6 +47,10 @@
 # The full run takes about 2.5 hours on the 2-core machine (the headline
 # took 54 minutes on 2026-12-05).  Keep the machine otherwise idle: the figures are rates.
 set -euo pipefail
+# the caller's shared_buffers, if any: common.sh sets its own default (128MB),
+# which --quick replaces with 64MB (until 2026-12-07 it did not: quick runs
+# had 128MB in the 256 MiB cap)
+SCALE_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-}
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 QUICK=0
@@ -92,7 +96,7 @@ part() { # part NAME ingest.sh args...
 
 if [ "$QUICK" = 1 ]; then
 	CAP=${CAP:-256}
-	BENCH_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-64MB} part quick \
+	BENCH_SHARED_BUFFERS=${SCALE_SHARED_BUFFERS:-64MB} part quick \
 		--keys rand-int8 --variants noindex,btree,lsm --duration 100
 else
 	CAP=${CAP:-512}
