@@ -546,6 +546,8 @@ extern void LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno,
 						   const char *what);
 extern Buffer LsmReadRunBuffer(Relation index, const LsmRunRef *ref, uint32 rel,
 							   uint16 kind);
+extern Buffer LsmReadRunBufferExt(Relation index, const LsmRunRef *ref, uint32 rel,
+								  uint16 kind, BufferAccessStrategy strategy);
 extern int	LsmReadRunPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
 						   uint8 *dst);
 extern void LsmReadRunBounds(Relation index, const LsmRunRef *ref,

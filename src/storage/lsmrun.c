@@ -37,13 +37,21 @@ LsmCheckStatus(Relation index, LsmStatus st, BlockNumber blkno, const char *what
 Buffer
 LsmReadRunBuffer(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind)
 {
+	return LsmReadRunBufferExt(index, ref, rel, kind, NULL);
+}
+
+/* The same, read through strategy (NULL: the default). */
+Buffer
+LsmReadRunBufferExt(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
+					BufferAccessStrategy strategy)
+{
 	Buffer		buf;
 
 	if (rel >= ref->npages)
 		LsmReportCorruption(index, ref->start,
 							"Run %u of %u pages is asked for its page %u.",
 							ref->run_id, ref->npages, rel);
-	buf = ReadBuffer(index, ref->start + rel);
+	buf = ReadBufferExtended(index, MAIN_FORKNUM, ref->start + rel, RBM_NORMAL, strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	LsmCheckPage(index, buf, kind, ref->run_id);
 	return buf;

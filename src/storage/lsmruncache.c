@@ -469,17 +469,18 @@ LsmRunCacheMayContain(Relation index, LsmRunCacheEntry *e, uint64 h, bool pass_c
 }
 
 /*
- * Put page rel of run ref into the shared metadata cache, from its buffer;
- * also copy its content to out (BLCKSZ bytes of room), if given.
+ * Put page rel of run ref into the shared metadata cache, from its buffer
+ * (read through strategy, NULL: the default); also copy its content to out
+ * (BLCKSZ bytes of room), if given.
  */
 static void
 LsmRunCacheWarmPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kind,
-					bool filter, uint8 *out, int *out_len)
+					BufferAccessStrategy strategy, uint8 *out, int *out_len)
 {
 	LsmMetaKey	mkey;
 	PGAlignedBlock copy;
 	uint8	   *dst = out != NULL ? out : (uint8 *) copy.data;
-	Buffer		buf = LsmReadRunBuffer(index, ref, rel, kind);
+	Buffer		buf = LsmReadRunBufferExt(index, ref, rel, kind, strategy);
 	Page		page = BufferGetPage(buf);
 	int			len = LsmPageContentLen(page);
 
@@ -488,7 +489,7 @@ LsmRunCacheWarmPage(Relation index, const LsmRunRef *ref, uint32 rel, uint16 kin
 	if (out_len != NULL)
 		*out_len = len;
 	if (LsmRunCacheMetaKey(index, ref, rel, &mkey))
-		LsmMetaCachePut(&mkey, dst, len, filter);
+		LsmMetaCachePut(&mkey, dst, len, kind == LSM_PK_RUN_BLOOM);
 }
 
 /*
@@ -549,15 +550,15 @@ LsmRunCacheWarm(Relation index, const LsmMetaPageData *m, const LsmRunRef *runs,
 		int			header_len;
 		uint32		bloom_pages = 0;
 
-		LsmRunCacheWarmPage(index, ref, 0, LSM_PK_RUN_HEADER, false,
+		LsmRunCacheWarmPage(index, ref, 0, LSM_PK_RUN_HEADER, NULL,
 							(uint8 *) header.data, &header_len);
 		LsmRunCacheParseHeader(index, ref, (const uint8 *) header.data, header_len, &hdr);
 		for (uint32 rel = hdr.ndata_pages + 1; rel < hdr.npages; rel++)
-			LsmRunCacheWarmPage(index, ref, rel, LSM_PK_RUN_FENCE, false, NULL, NULL);
+			LsmRunCacheWarmPage(index, ref, rel, LSM_PK_RUN_FENCE, NULL, NULL, NULL);
 		if (filters && ref->bloom_nblocks > 0 && bpp > 0)
 			bloom_pages = (ref->bloom_nblocks + bpp - 1) / bpp;
 		for (uint32 pg = 0; pg < bloom_pages; pg++)
-			LsmRunCacheWarmPage(index, ref, ref->bloom_start + pg, LSM_PK_RUN_BLOOM, true,
+			LsmRunCacheWarmPage(index, ref, ref->bloom_start + pg, LSM_PK_RUN_BLOOM, NULL,
 								NULL, NULL);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -599,28 +600,9 @@ LsmRunCacheWarmBatch(Relation index, const LsmWarmPage *pages, int n,
 	for (int i = 0; i < n; i++)
 		(void) PrefetchBuffer(index, MAIN_FORKNUM, pages[i].ref->start + pages[i].rel);
 	for (int i = 0; i < n; i++)
-	{
-		const LsmWarmPage *p = &pages[i];
-		PGAlignedBlock copy;
-		uint8	   *dst = out != NULL ? (uint8 *) out[i].data : (uint8 *) copy.data;
-		LsmMetaKey	mkey;
-		Buffer		buf;
-		Page		page;
-		int			len;
-
-		buf = ReadBufferExtended(index, MAIN_FORKNUM, p->ref->start + p->rel, RBM_NORMAL,
-								 strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		LsmCheckPage(index, buf, p->kind, p->ref->run_id);
-		page = BufferGetPage(buf);
-		len = LsmPageContentLen(page);
-		memcpy(dst, LsmPageContent(page), len);
-		UnlockReleaseBuffer(buf);
-		if (out_len != NULL)
-			out_len[i] = len;
-		if (LsmRunCacheMetaKey(index, p->ref, p->rel, &mkey))
-			LsmMetaCachePut(&mkey, dst, len, p->kind == LSM_PK_RUN_BLOOM);
-	}
+		LsmRunCacheWarmPage(index, pages[i].ref, pages[i].rel, pages[i].kind, strategy,
+							out != NULL ? (uint8 *) out[i].data : NULL,
+							out_len != NULL ? &out_len[i] : NULL);
 }
 
 /* Is page rel of run ref in the shared cache? */
