@@ -58,8 +58,14 @@ base_of() {
 	[ -n "$uri" ] || lsm_die "no Debian archive URI found in the machine's apt configuration"
 	if ! command -v debootstrap >/dev/null; then
 		lsm_log "installing debootstrap"
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap >/dev/null
+		# wait for another apt user (a parallel build_pg18.sh) instead of
+		# failing at once; a command substitution runs this without set -e,
+		# so each step says itself why it stops
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq ||
+			lsm_die "apt-get update failed (is another apt-get running?)"
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+			--no-install-recommends debootstrap >/dev/null ||
+			lsm_die "apt-get install debootstrap failed (is another apt-get running?)"
 	fi
 	tmp=$base.partial
 	rm -rf "$tmp"
