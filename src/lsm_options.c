@@ -17,6 +17,7 @@ int			lsm_max_indexes = 64;
 int			lsm_metadata_cache_mb = 32;
 int			lsm_memtable_size_kb = LSM_MEMTABLE_SIZE_DEFAULT;
 int			lsm_flush_delay_ms = 0;
+int			lsm_free_list_limit = 160;
 int			lsm_replay_delay_ms = 0;
 int			lsm_l0_compaction_trigger = LSM_L0_TRIGGER_DEFAULT;
 int			lsm_l0_slowdown_trigger = 20;
@@ -70,6 +71,11 @@ LsmOptionsInit(bool preload)
 							 "One LOG line each, with the index, its input and output runs (levels, entries, pages), the WAL written and the duration, in the spirit of log_autovacuum_min_duration; a warm (the index's first use after a start) says the pages it put into the shared metadata cache.",
 							 &lsm_log_maintenance, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.free_list_limit",
+							"Test hook: the metapage's free list counts as full at this many extents.",
+							"For tests of a full free list only; 160, the most it holds, otherwise.",
+							&lsm_free_list_limit, 160, 2, 160,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.replay_delay_ms",
 							"Test hook: sleep this long before replaying each log page into a memtable (after a restart, an eviction, on a standby).",
 							"For tests of cancelling a long replay only.",

@@ -31,6 +31,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/lmgr.h"
+#include "utils/backend_status.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -214,6 +215,15 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 }
 
 /*
+ * A worker's merge in LsmMaintain (below), during which its stop callback may
+ * flush (LsmFlushBesideMerge); and whether that flush is running.
+ */
+static bool lsm_in_merge = false;
+static bool lsm_in_merge_flush = false;
+/* WAL those flushes wrote: not the merge's (LsmCompactOnceGuts) */
+static int64 lsm_beside_wal = 0;
+
+/*
  * Run one compaction the picker chooses.  Returns false if there was
  * nothing to do or stop() made it give up.  REQUIRES: compaction lock.
  */
@@ -225,6 +235,7 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 	LsmRunRef  *inputs;
 	LsmMergeOut out;
 	int64		wal0 = pgWalUsage.wal_bytes;
+	int64		beside0 = lsm_beside_wal;
 	LsmSlot    *slot;
 	LsmJob		job;
 	uint64		in_pages = 0;
@@ -270,11 +281,12 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 		LSM_FAULT(LSM_FAULT_COMPACTION_BEFORE_PUBLISH);
 		LsmPublishCompaction(index, inputs, pick->ninputs, out.runs, out.nruns,
 							 0, false);
+		job.wal0 += lsm_beside_wal - beside0;	/* flushes beside it */
 		LsmJobEnd(&job, index, out.runs, out.nruns);
 		LSM_FAULT(LSM_FAULT_COMPACTION_AFTER_PUBLISH);
 	}
 	slot = LsmSlotAcquire(index, LW_EXCLUSIVE);
-	slot->wal_compact += pgWalUsage.wal_bytes - wal0;
+	slot->wal_compact += pgWalUsage.wal_bytes - wal0 - (lsm_beside_wal - beside0);
 	LsmSlotRelease(index, slot);
 	pfree(meta);
 	pfree(pick);
@@ -394,8 +406,61 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
  * ------------------------------------------------------------------------ */
 
 /*
+ * Between two pages of a worker's merge: flush the oldest immutable
+ * memtable now if every one of them waits (the inserts are about to stop)
+ * and nobody else flushes.  One worker serves an index, and a merge runs
+ * for seconds (lazy's into its last level rewrites that level whole, a
+ * leveled level-0 merge level 1): without this the memtables fill behind
+ * it and the inserts stop until it ends.  A flush and a merge hold
+ * different locks and reservations, as a backend's flush beside a worker's
+ * merge always did; the merge publishes against the manifest as it then
+ * is.  The writers' rate (LsmInsertDebt) still answers for level 0, and at
+ * lsm_am.l0_stop_trigger level-0 runs the merge goes on alone.  The flush
+ * is short and not stoppable itself; the merge's stop is asked at its next
+ * page.
+ */
+static void
+LsmFlushBesideMerge(Relation index)
+{
+	LsmRelCache *cache = LsmGetRelCache(index);
+	LsmSlot    *slot;
+	char	   *activity;
+	int64		wal0 = pgWalUsage.wal_bytes;
+
+	if (!lsm_in_merge || lsm_in_merge_flush || cache->slot < 0)
+		return;
+	slot = &lsm_shared->slots[cache->slot];
+	/* unlocked reads: a hint, LsmFlushOldest checks under the slot lock */
+	if (slot->nimm < LSM_MAX_IMM || slot->l0_runs >= (uint32) lsm_l0_stop_trigger)
+		return;
+	if (!LsmFlushLockConditional(index))
+		return;
+	/* the flush reports itself in pg_stat_activity: the merge's line after */
+	activity = MyBEEntry && MyBEEntry->st_activity_raw[0] != '\0' ?
+		pstrdup(MyBEEntry->st_activity_raw) : NULL;
+	lsm_in_merge_flush = true;
+	PG_TRY();
+	{
+		(void) LsmFlushOldest(index, NULL, NULL, NULL, NULL);
+	}
+	PG_FINALLY();
+	{
+		lsm_in_merge_flush = false;
+		LsmFlushUnlock(index);
+	}
+	PG_END_TRY();
+	lsm_beside_wal += pgWalUsage.wal_bytes - wal0;
+	if (activity)
+	{
+		pgstat_report_activity(STATE_RUNNING, activity);
+		pfree(activity);
+	}
+}
+
+/*
  * Stop for the caller's reason (arg: the caller's LsmStop, or NULL), or
- * because VACUUM waits for our locks.
+ * because VACUUM waits for our locks.  Inside a worker's merge, first flush
+ * if the inserts would otherwise stop (LsmFlushBesideMerge).
  */
 static bool
 LsmMaintainStop(Relation index, void *arg)
@@ -405,7 +470,10 @@ LsmMaintainStop(Relation index, void *arg)
 
 	if (cache->slot >= 0 && lsm_shared->slots[cache->slot].vacuum_waiting)
 		return true;
-	return user && user->fn(index, user->arg);
+	if (user && user->fn(index, user->arg))
+		return true;
+	LsmFlushBesideMerge(index);
+	return false;
 }
 
 /*
@@ -481,6 +549,8 @@ LsmMaintain(Relation index, const LsmStop *stop)
 	LsmStop		mstop = {LsmMaintainStop, unconstify(LsmStop *, stop)};
 
 	LsmSlotRelease(index, slot);
+	/* an ERROR in the last call's merge left it set: no merge runs yet */
+	lsm_in_merge = false;
 
 	/*
 	 * The pending bits stay set until the work is done: a worker killed
@@ -513,6 +583,8 @@ LsmMaintain(Relation index, const LsmStop *stop)
 			break;
 		if (LsmCompactLockConditional(index))
 		{
+			/* a worker's merge may flush beside it (LsmFlushBesideMerge) */
+			lsm_in_merge = LsmIsWorker();
 			while (!(stopped = LsmMaintainStop(index, mstop.arg)) &&
 				   LsmCompactOnce(index, &mstop))
 			{
@@ -523,6 +595,7 @@ LsmMaintain(Relation index, const LsmStop *stop)
 				if (slot->nimm > 0)
 					break;
 			}
+			lsm_in_merge = false;
 			LsmCompactUnlock(index);
 		}
 		if (!progress)

@@ -267,6 +267,8 @@ extern BlockNumber LsmAllocChoose(LsmMetaPageData *m, uint32 npages);
 extern void LsmAllocTake(LsmMetaPageData *m, BlockNumber start, uint32 npages);
 extern bool LsmReserveGrow(Relation index, int which, uint32 more);
 extern BlockNumber LsmReserveMove(Relation index, int which, uint32 npages);
+/* entries the free list holds: LSM_MAX_FREE (fewer: lsm_am.free_list_limit) */
+extern uint32 LsmFreeMax(void);
 extern void LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages,
 					   uint64 reuse_after);
 extern void LsmFreeSettle(LsmMetaPageData *m, bool all);

@@ -91,6 +91,13 @@ LsmExtentReusable(const LsmExtent *e)
 	return e->reuse_after < lsm_oldest_needed;
 }
 
+/* See lsm_storage.h. */
+uint32
+LsmFreeMax(void)
+{
+	return (uint32) Min(lsm_free_list_limit, LSM_MAX_FREE);
+}
+
 /* Remove free-list entry i. */
 static void
 LsmFreeRemove(LsmMetaPageData *m, int i)
@@ -147,11 +154,57 @@ LsmFreeSettle(LsmMetaPageData *m, bool all)
 }
 
 /*
+ * The free list is full and an extent of npages pages has no neighbour to
+ * join: make room for it.  First settle what is reusable (settled
+ * neighbours coalesce); else join two neighbouring extents of different
+ * horizons, taking the later one (their reuse is delayed, never made
+ * unsafe); else, as a last resort, drop the smallest extent if it is
+ * smaller than the new one (its pages are counted as leaked, as the new
+ * one's would be).  Held extents (a running merge's pieces, which its
+ * publication takes off by their bounds) are never joined or dropped.
+ * True if there is room now.
+ */
+static bool
+LsmFreeMakeRoom(LsmMetaPageData *m, uint32 npages)
+{
+	int			smallest = -1;
+
+	lsm_oldest_needed = 0;		/* the horizon now, not the last allocation's */
+	LsmFreeSettle(m, false);
+	if (m->nfree < LsmFreeMax())
+		return true;
+	for (int i = 0; i + 1 < (int) m->nfree; i++)
+	{
+		LsmExtent  *a = &m->free[i];
+		LsmExtent  *b = &m->free[i + 1];
+
+		if (a->start + a->npages == b->start &&
+			a->reuse_after != LSM_REUSE_HELD && b->reuse_after != LSM_REUSE_HELD)
+		{
+			a->npages += b->npages;
+			a->reuse_after = Max(a->reuse_after, b->reuse_after);
+			LsmFreeRemove(m, i + 1);
+			return true;
+		}
+	}
+	for (int i = 0; i < (int) m->nfree; i++)
+		if (m->free[i].reuse_after != LSM_REUSE_HELD &&
+			(smallest < 0 || m->free[i].npages < m->free[smallest].npages))
+			smallest = i;
+	if (smallest < 0 || m->free[smallest].npages >= npages)
+		return false;
+	m->leaked_pages += m->free[smallest].npages;
+	LsmFreeRemove(m, smallest);
+	return true;
+}
+
+/*
  * Return [start, start+npages) to the free list with its own horizon
  * reuse_after: kept sorted; it coalesces only with neighbours of the same
  * horizon.  Only when the list is full does it join a neighbour of another
  * horizon (the later of the two: reuse of the older pages is delayed, never
- * made unsafe); with no neighbour at all its pages are counted as leaked.
+ * made unsafe); with no neighbour at all, room is made (LsmFreeMakeRoom),
+ * and only if none can be made are its pages counted as leaked.
  */
 void
 LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_after)
@@ -173,7 +226,7 @@ LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_af
 		m->free[pos].start = start;
 		m->free[pos].npages += npages;
 	}
-	else if (m->nfree < LSM_MAX_FREE)
+	else if (m->nfree < LsmFreeMax())
 	{
 		memmove(&m->free[pos + 1], &m->free[pos], sizeof(LsmExtent) * (m->nfree - pos));
 		m->free[pos].start = start;
@@ -191,9 +244,15 @@ LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_af
 		e->npages += npages;
 		e->reuse_after = Max(e->reuse_after, reuse_after);
 	}
+	else if (LsmFreeMakeRoom(m, npages))
+	{
+		/* room made (the entries may have moved): insert it now */
+		LsmFreeAdd(m, start, npages, reuse_after);
+		return;
+	}
 	else
 	{
-		/* never expected (160 extents); count what is lost */
+		/* no room to be made: count what is lost */
 		m->leaked_pages += npages;
 		return;
 	}

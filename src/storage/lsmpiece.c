@@ -118,7 +118,7 @@ LsmPieceFull(const LsmRunWriter *w)
 
 /*
  * Is there room on the free list for one more held piece?  (A free list
- * near its 160 entries could not record it exactly: the merge then goes on
+ * near its 160 entries (LsmFreeMax) could not record it exactly: the merge then goes on
  * into its current piece.)
  */
 bool
@@ -128,7 +128,7 @@ LsmPieceRoom(Relation index)
 	bool		room;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	room = LsmPageGetMeta(BufferGetPage(metabuf))->nfree + 8 < LSM_MAX_FREE;
+	room = LsmPageGetMeta(BufferGetPage(metabuf))->nfree + 8 < LsmFreeMax();
 	UnlockReleaseBuffer(metabuf);
 	return room;
 }

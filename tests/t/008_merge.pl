@@ -18,6 +18,8 @@
 #     compacted run with duplicate keys survives VACUUM.
 #  4. Bounded level 0: sustained inserts, slow merges (flush_delay_ms) and
 #     low triggers (slowdown 6, stop 10); level 0 sampled every 20 ms.
+#  4b. A worker in a long merge flushes the memtables that wait behind it
+#     between two of the merge's pages.
 #  5. DROP INDEX, TRUNCATE, REINDEX and DROP DATABASE while a worker merges.
 #  6. No workers (lsm_am.max_workers = 0, max_worker_processes exhausted):
 #     backends flush themselves; a worker killed mid-compaction.
@@ -695,6 +697,37 @@ set_system('lsm_am.l0_slowdown_trigger' => 20, 'lsm_am.l0_stop_trigger' => 36,
 wait_merges('t_stall_k', 'stall phase');
 check_index('t_stall_k', 'stall phase');
 check_scans('t_stall', 'after the stall phase');
+
+# ------------------------------------------------------------------ 4b. flushes beside a long merge
+# A worker in a merge used to flush nothing until the merge ended: the
+# memtables filled behind it and the inserts stopped (a lazy merge into the
+# last level runs for seconds).  Now, between two pages of its merge, the
+# worker flushes the oldest memtable when every immutable one waits.  The
+# merge is slowed to 1 s a page and this backend's inserts fill the active
+# memtable and both immutable ones (64 kB memtables, 2,500 rows each):
+# the worker flushes while the same merge (its progress row's started_at)
+# goes on.  Before, only the stopped backend flushed (after a second).
+set_system('lsm_am.flush_delay_ms' => 1000);
+sql("SELECT make_table('t_busy', 'lazy')");
+sql("SELECT make_l0('t_busy', 4)");
+my $busy_pid = wait_worker_busy('postgres', 't_busy_k', 'compaction');
+isnt($busy_pid, '', "a worker is merging t_busy_k (pid $busy_pid), 1 s a page");
+my $merge_q = qq{SELECT started_at FROM lsm_am.progress
+	WHERE pid = $busy_pid AND indexrelid = 't_busy_k'::regclass AND kind = 'compaction'};
+my $merge_started = sql($merge_q);
+my $b0 = mstats('t_busy_k');
+sql(q{INSERT INTO t_busy (k) SELECT 1000000 + (random() * 1e12)::int8 FROM generate_series(1, 7500)});
+ok(poll_for(60, qq{SELECT flushes - backend_flushes > $b0->{flushes} - $b0->{backend_flushes}
+	FROM lsm_am.maintenance_stats('t_busy_k')}), 'the worker flushed a waiting memtable');
+my $b1 = mstats('t_busy_k');
+note 'beside the merge: ' . fmt_stats($b1);
+is(sql($merge_q), $merge_started,
+	'... while the merge it was in when the inserts began still ran');
+set_system('lsm_am.flush_delay_ms' => 0);
+wait_merges('t_busy_k', 'flushes beside a merge');
+check_index('t_busy_k', 'flushes beside a merge');
+check_scans('t_busy', 'after flushes beside a merge');
+sql('DROP TABLE t_busy');
 
 # ------------------------------------------------------------------ 5. DDL during merges
 set_system('lsm_am.flush_delay_ms' => 300);
