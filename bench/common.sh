@@ -131,6 +131,10 @@ bench_cgroup_make() {
 	[ "$(bench_cgroup_limit)" -le "$bytes" ] ||
 		{ BENCH_CGROUP_WHY="the cap did not take ($(bench_cgroup_limit) bytes)"; bench_cgroup_remove; return 1; }
 	export LSM_CLUSTER_CGROUP_PROCS=$BENCH_CGROUP/cgroup.procs
+	# removed on any exit from here on, also before bench_cluster sets
+	# the same trap (a missing TMPDIR used to leave the group behind)
+	trap "bench_cleanup" EXIT
+	trap 'exit 130' INT TERM
 }
 
 bench_cgroup_file() { # bench_cgroup_file V1NAME V2NAME: the file's content
