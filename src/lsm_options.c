@@ -71,11 +71,6 @@ LsmOptionsInit(bool preload)
 							 "One LOG line each, with the index, its input and output runs (levels, entries, pages), the WAL written and the duration, in the spirit of log_autovacuum_min_duration; a warm (the index's first use after a start) says the pages it put into the shared metadata cache.",
 							 &lsm_log_maintenance, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
-	DefineCustomIntVariable("lsm_am.free_list_limit",
-							"Test hook: the metapage's free list counts as full at this many extents.",
-							"For tests of a full free list only; 160, the most it holds, otherwise.",
-							&lsm_free_list_limit, 160, 2, 160,
-							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.replay_delay_ms",
 							"Test hook: sleep this long before replaying each log page into a memtable (after a restart, an eviction, on a standby).",
 							"For tests of cancelling a long replay only.",
@@ -129,6 +124,11 @@ LsmOptionsInit(bool preload)
 							"Lookups read these pages from here instead of shared buffers, where an ingest does not keep them. 0 turns the cache off.",
 							&lsm_metadata_cache_mb, 32, 0, 4095,
 							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.free_list_limit",
+							"Test hook: the metapage's free list counts as full at this many extents.",
+							"For tests of a full free list only; 160, the most it holds, otherwise.",
+							&lsm_free_list_limit, 160, 2, 160,
+							PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.max_workers",
 							"Maximum number of lsm_am background workers flushing and compacting indexes.",
 							"At most two work for one database. 0 disables them: inserting backends then flush and compact themselves. Each worker takes a slot of max_worker_processes.",

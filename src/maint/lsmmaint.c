@@ -222,6 +222,16 @@ static bool lsm_in_merge = false;
 static bool lsm_in_merge_flush = false;
 /* WAL those flushes wrote: not the merge's (LsmCompactOnceGuts) */
 static int64 lsm_beside_wal = 0;
+/* flushes beside the current merge (reset when it starts) */
+static int	lsm_beside_count = 0;
+
+/*
+ * Most flushes beside one merge.  A merge's outputs are bounded so that the
+ * manifest keeps a quarter of its slots (32) for the flushes that run
+ * meanwhile (LsmPieceLimit); past this many, flushes wait for the merge's
+ * end as before, and the rest of the quarter stays for backends' own.
+ */
+#define LSM_BESIDE_MAX_FLUSHES	(LSM_MAX_RUNS / 4 - 8)
 
 /*
  * Run one compaction the picker chooses.  Returns false if there was
@@ -240,6 +250,7 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 	LsmJob		job;
 	uint64		in_pages = 0;
 
+	lsm_beside_count = 0;
 	LsmReadMeta(index, meta, NULL);
 	if (!LsmPickFor(index, meta, pick))
 	{
@@ -415,19 +426,25 @@ LsmRewriteRun(Relation index, const LsmRunRef *ref, LsmDeadCallback dead,
  * different locks and reservations, as a backend's flush beside a worker's
  * merge always did; the merge publishes against the manifest as it then
  * is.  The writers' rate (LsmInsertDebt) still answers for level 0, and at
- * lsm_am.l0_stop_trigger level-0 runs the merge goes on alone.  The flush
- * is short and not stoppable itself; the merge's stop is asked at its next
- * page.
+ * lsm_am.l0_stop_trigger level-0 runs, or after LSM_BESIDE_MAX_FLUSHES
+ * flushes, the merge goes on alone.  The flush stops for what stops the
+ * merge (a waiting VACUUM, a conflicting lock), and the merge then stops at
+ * its next page.
  */
+static bool LsmMaintainStop(Relation index, void *arg);
+
 static void
-LsmFlushBesideMerge(Relation index)
+LsmFlushBesideMerge(Relation index, void *arg)
 {
 	LsmRelCache *cache = LsmGetRelCache(index);
 	LsmSlot    *slot;
 	char	   *activity;
 	int64		wal0 = pgWalUsage.wal_bytes;
+	/* the flush stops for what stops the merge (not for another flush) */
+	LsmStop		stop = {LsmMaintainStop, arg};
 
-	if (!lsm_in_merge || lsm_in_merge_flush || cache->slot < 0)
+	if (!lsm_in_merge || lsm_in_merge_flush || cache->slot < 0 ||
+		lsm_beside_count >= LSM_BESIDE_MAX_FLUSHES)
 		return;
 	slot = &lsm_shared->slots[cache->slot];
 	/* unlocked reads: a hint, LsmFlushOldest checks under the slot lock */
@@ -441,7 +458,8 @@ LsmFlushBesideMerge(Relation index)
 	lsm_in_merge_flush = true;
 	PG_TRY();
 	{
-		(void) LsmFlushOldest(index, NULL, NULL, NULL, NULL);
+		if (LsmFlushOldest(index, NULL, NULL, NULL, &stop))
+			lsm_beside_count++;
 	}
 	PG_FINALLY();
 	{
@@ -472,7 +490,7 @@ LsmMaintainStop(Relation index, void *arg)
 		return true;
 	if (user && user->fn(index, user->arg))
 		return true;
-	LsmFlushBesideMerge(index);
+	LsmFlushBesideMerge(index, arg);
 	return false;
 }
 

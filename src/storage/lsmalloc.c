@@ -154,47 +154,58 @@ LsmFreeSettle(LsmMetaPageData *m, bool all)
 }
 
 /*
- * The free list is full and an extent of npages pages has no neighbour to
- * join: make room for it.  First settle what is reusable (settled
- * neighbours coalesce); else join two neighbouring extents of different
- * horizons, taking the later one (their reuse is delayed, never made
- * unsafe); else, as a last resort, drop the smallest extent if it is
- * smaller than the new one (its pages are counted as leaked, as the new
- * one's would be).  Held extents (a running merge's pieces, which its
- * publication takes off by their bounds) are never joined or dropped.
- * True if there is room now.
+ * The free list is full and an extent of npages pages has no neighbour it
+ * may join: make room for it.  First settle what is reusable (settled
+ * neighbours coalesce; with the horizon this allocation already used, so
+ * that the record agrees with any choice made on a copy before it); else
+ * join two neighbouring extents of different horizons, taking the later
+ * one (their reuse is delayed, never made unsafe), two that both still wait
+ * first (joining a settled extent would keep reusable space from being
+ * used); else, as a last resort, drop the smallest extent if it is smaller
+ * than the new one (its pages are counted as leaked, as the new one's would
+ * be).  Held extents (a running merge's pieces, which its publication takes
+ * off the list) are never joined or dropped.  True if there is room now.
  */
 static bool
 LsmFreeMakeRoom(LsmMetaPageData *m, uint32 npages)
 {
-	int			smallest = -1;
-
-	lsm_oldest_needed = 0;		/* the horizon now, not the last allocation's */
 	LsmFreeSettle(m, false);
-	if (m->nfree < LsmFreeMax())
-		return true;
-	for (int i = 0; i + 1 < (int) m->nfree; i++)
+	while (m->nfree >= LsmFreeMax())
 	{
-		LsmExtent  *a = &m->free[i];
-		LsmExtent  *b = &m->free[i + 1];
+		int			join = -1;
+		int			smallest = -1;
 
-		if (a->start + a->npages == b->start &&
-			a->reuse_after != LSM_REUSE_HELD && b->reuse_after != LSM_REUSE_HELD)
+		for (int i = 0; i + 1 < (int) m->nfree; i++)
 		{
-			a->npages += b->npages;
-			a->reuse_after = Max(a->reuse_after, b->reuse_after);
-			LsmFreeRemove(m, i + 1);
-			return true;
+			LsmExtent  *a = &m->free[i];
+			LsmExtent  *b = &m->free[i + 1];
+
+			if (a->start + a->npages != b->start ||
+				a->reuse_after == LSM_REUSE_HELD || b->reuse_after == LSM_REUSE_HELD)
+				continue;
+			if (join < 0 || (a->reuse_after != 0 && b->reuse_after != 0))
+				join = i;
+			if (a->reuse_after != 0 && b->reuse_after != 0)
+				break;
 		}
+		if (join >= 0)
+		{
+			LsmExtent  *a = &m->free[join];
+
+			a->npages += m->free[join + 1].npages;
+			a->reuse_after = Max(a->reuse_after, m->free[join + 1].reuse_after);
+			LsmFreeRemove(m, join + 1);
+			continue;
+		}
+		for (int i = 0; i < (int) m->nfree; i++)
+			if (m->free[i].reuse_after != LSM_REUSE_HELD &&
+				(smallest < 0 || m->free[i].npages < m->free[smallest].npages))
+				smallest = i;
+		if (smallest < 0 || m->free[smallest].npages >= npages)
+			return false;
+		m->leaked_pages += m->free[smallest].npages;
+		LsmFreeRemove(m, smallest);
 	}
-	for (int i = 0; i < (int) m->nfree; i++)
-		if (m->free[i].reuse_after != LSM_REUSE_HELD &&
-			(smallest < 0 || m->free[i].npages < m->free[smallest].npages))
-			smallest = i;
-	if (smallest < 0 || m->free[smallest].npages >= npages)
-		return false;
-	m->leaked_pages += m->free[smallest].npages;
-	LsmFreeRemove(m, smallest);
 	return true;
 }
 
@@ -203,8 +214,9 @@ LsmFreeMakeRoom(LsmMetaPageData *m, uint32 npages)
  * reuse_after: kept sorted; it coalesces only with neighbours of the same
  * horizon.  Only when the list is full does it join a neighbour of another
  * horizon (the later of the two: reuse of the older pages is delayed, never
- * made unsafe); with no neighbour at all, room is made (LsmFreeMakeRoom),
- * and only if none can be made are its pages counted as leaked.
+ * made unsafe; never a held extent); with no such neighbour, room is made
+ * (LsmFreeMakeRoom), and only if none can be made are its pages counted as
+ * leaked.
  */
 void
 LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_after)
@@ -234,12 +246,21 @@ LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_af
 		m->free[pos].reuse_after = reuse_after;
 		m->nfree++;
 	}
-	else if (prev_adj || next_adj)
+	else if (reuse_after != LSM_REUSE_HELD &&
+			 ((prev_adj && m->free[pos - 1].reuse_after != LSM_REUSE_HELD) ||
+			  (next_adj && m->free[pos].reuse_after != LSM_REUSE_HELD)))
 	{
-		/* full list: join a neighbour, taking the later horizon */
-		LsmExtent  *e = prev_adj ? &m->free[pos - 1] : &m->free[pos];
+		/*
+		 * Full list: join a neighbour, taking the later horizon.  Never a
+		 * held one, nor a held extent (a piece is taken off the list at its
+		 * merge's publication, and what remains of a held extent is then
+		 * released as a failed merge's: pages joined to it would be reused
+		 * before their horizon).
+		 */
+		bool		before = prev_adj && m->free[pos - 1].reuse_after != LSM_REUSE_HELD;
+		LsmExtent  *e = before ? &m->free[pos - 1] : &m->free[pos];
 
-		if (!prev_adj)
+		if (!before)
 			e->start = start;
 		e->npages += npages;
 		e->reuse_after = Max(e->reuse_after, reuse_after);

@@ -33,7 +33,7 @@ use FindBin;
 use lib $FindBin::RealBin;
 use LsmCluster;
 use LsmSession;
-use Time::HiRes qw(time);
+use Time::HiRes qw(time usleep);
 
 my $LOAD_SECONDS = 60;
 my $STALL_SECONDS = 20;
@@ -721,6 +721,14 @@ ok(poll_for(60, qq{SELECT flushes - backend_flushes > $b0->{flushes} - $b0->{bac
 	FROM lsm_am.maintenance_stats('t_busy_k')}), 'the worker flushed a waiting memtable');
 my $b1 = mstats('t_busy_k');
 note 'beside the merge: ' . fmt_stats($b1);
+# a flush beside the merge shows as this worker's job while it runs: wait
+# for the merge's own row (or for none, if the merge has ended)
+for (1 .. 300)
+{
+	last if sql(qq{SELECT coalesce(max(kind), '') FROM lsm_am.progress
+		WHERE pid = $busy_pid AND indexrelid = 't_busy_k'::regclass}) ne 'flush';
+	usleep(100_000);
+}
 is(sql($merge_q), $merge_started,
 	'... while the merge it was in when the inserts began still ran');
 set_system('lsm_am.flush_delay_ms' => 0);
