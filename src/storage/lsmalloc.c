@@ -156,19 +156,23 @@ LsmFreeSettle(LsmMetaPageData *m, bool all)
 /*
  * The free list is full and an extent of npages pages has no neighbour it
  * may join: make room for it.  First settle what is reusable (settled
- * neighbours coalesce; with the horizon this allocation already used, so
- * that the record agrees with any choice made on a copy before it); else
+ * neighbours coalesce); else
  * join two neighbouring extents of different horizons, taking the later
  * one (their reuse is delayed, never made unsafe), two that both still wait
  * first (joining a settled extent would keep reusable space from being
  * used); else, as a last resort, drop the smallest extent if it is smaller
  * than the new one (its pages are counted as leaked, as the new one's would
- * be).  Held extents (a running merge's pieces, which its publication takes
- * off the list) are never joined or dropped.  True if there is room now.
+ * be; for a new held extent, whatever its size: a merge's piece that is not
+ * on the list could not be taken off it when the merge publishes).  Held
+ * extents (a running merge's pieces, which its publication takes off the
+ * list) are never joined or dropped.  The horizon is taken anew: a record
+ * may thus settle more than the copy a choice was made on, which takes
+ * nothing from that choice.  True if there is room now.
  */
 static bool
-LsmFreeMakeRoom(LsmMetaPageData *m, uint32 npages)
+LsmFreeMakeRoom(LsmMetaPageData *m, uint32 npages, bool held)
 {
+	lsm_oldest_needed = 0;		/* the horizon now: settle all that passed */
 	LsmFreeSettle(m, false);
 	while (m->nfree >= LsmFreeMax())
 	{
@@ -201,7 +205,8 @@ LsmFreeMakeRoom(LsmMetaPageData *m, uint32 npages)
 			if (m->free[i].reuse_after != LSM_REUSE_HELD &&
 				(smallest < 0 || m->free[i].npages < m->free[smallest].npages))
 				smallest = i;
-		if (smallest < 0 || m->free[smallest].npages >= npages)
+		/* a held piece must stay on the list: its merge takes it off */
+		if (smallest < 0 || (!held && m->free[smallest].npages >= npages))
 			return false;
 		m->leaked_pages += m->free[smallest].npages;
 		LsmFreeRemove(m, smallest);
@@ -265,11 +270,21 @@ LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_af
 		e->npages += npages;
 		e->reuse_after = Max(e->reuse_after, reuse_after);
 	}
-	else if (LsmFreeMakeRoom(m, npages))
+	else if (LsmFreeMakeRoom(m, npages, reuse_after == LSM_REUSE_HELD))
 	{
 		/* room made (the entries may have moved): insert it now */
 		LsmFreeAdd(m, start, npages, reuse_after);
 		return;
+	}
+	else if (reuse_after == LSM_REUSE_HELD)
+	{
+		/*
+		 * Every entry is a held piece (never seen: LsmPieceRoom stops a
+		 * merge cutting pieces well before).  Fail the merge in its record,
+		 * before anything is logged; its pieces are released by the next.
+		 */
+		elog(ERROR, "lsm_am: the free list is full of a merge's pieces (%u entries)",
+			 m->nfree);
 	}
 	else
 	{
