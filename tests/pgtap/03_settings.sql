@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(93);
+SELECT plan(94);
 
 -- the DETAIL of the error a statement raises
 CREATE FUNCTION pg_temp.err_detail(q text) RETURNS text LANGUAGE plpgsql AS $f$
@@ -27,6 +27,7 @@ SELECT is(current_setting('lsm_am.metadata_cache_size'), '32MB', 'lsm_am.metadat
 SELECT is(current_setting('lsm_am.memtable_size'), '4MB', 'lsm_am.memtable_size defaults to 4MB');
 SELECT is(current_setting('lsm_am.flush_delay_ms'), '0', 'lsm_am.flush_delay_ms (test hook) defaults to 0');
 SELECT is(current_setting('lsm_am.replay_delay_ms'), '0', 'lsm_am.replay_delay_ms (test hook) defaults to 0');
+SELECT is(current_setting('lsm_am.free_list_limit'), '160', 'lsm_am.free_list_limit (test hook) defaults to 160, all the free list holds');
 SELECT is(current_setting('lsm_am.fault'), '', 'lsm_am.fault (test hook) defaults to empty: no fault point armed');
 SELECT throws_ok($$SET LOCAL lsm_am.fault = 'flush_page'$$, '22023', NULL,
                  'lsm_am.fault without a kind is refused');
@@ -49,6 +50,7 @@ SELECT results_eq(
       FROM pg_settings WHERE name LIKE 'lsm\_am.%' ORDER BY name$$,
     $$VALUES ('lsm_am.fault', 'superuser', NULL, NULL, NULL, ''),
              ('lsm_am.flush_delay_ms', 'superuser', 'ms', '0', '10000', '0'),
+             ('lsm_am.free_list_limit', 'postmaster', NULL, '2', '160', '160'),
              ('lsm_am.l0_compaction_trigger', 'user', NULL, '1', '64', '4'),
              ('lsm_am.l0_slowdown_trigger', 'user', NULL, '1', '100', '20'),
              ('lsm_am.l0_stop_trigger', 'user', NULL, '1', '100', '36'),
