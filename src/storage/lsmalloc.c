@@ -156,11 +156,10 @@ LsmFreeSettle(LsmMetaPageData *m, bool all)
 /*
  * The free list is full and an extent of npages pages has no neighbour it
  * may join: make room for it.  First settle what is reusable (settled
- * neighbours coalesce); else
- * join two neighbouring extents of different horizons, taking the later
- * one (their reuse is delayed, never made unsafe), two that both still wait
- * first (joining a settled extent would keep reusable space from being
- * used); else, as a last resort, drop the smallest extent if it is smaller
+ * neighbours coalesce); else join two neighbouring extents of different
+ * horizons, taking the later one (their reuse is delayed, never made
+ * unsafe), two that both still wait first (joining a settled extent would
+ * keep reusable space from being used); else, as a last resort, drop the smallest extent if it is smaller
  * than the new one (its pages are counted as leaked, as the new one's would
  * be; for a new held extent, whatever its size: a merge's piece that is not
  * on the list could not be taken off it when the merge publishes).  Held
