@@ -168,9 +168,13 @@ SELECT q, lsm_check(q) FROM (VALUES
 -- with lsm_am.l0_compaction_trigger = 2 every second flush starts a merge:
 -- once the merges are done at most one level-0 run is left.  Set in the
 -- server configuration, which the background workers read (lsm_compaction
--- tests the setting made in a session)
+-- tests the setting made in a session).  The same value is set in this
+-- session too: wait_for_merges judges "nothing pending" by this backend's
+-- setting, and the reload's signal can reach it after the next statement
+-- began (a CI run on a loaded machine saw 2 level-0 runs left that way)
 ALTER SYSTEM SET lsm_am.l0_compaction_trigger = 2;
 SELECT pg_reload_conf();
+SET lsm_am.l0_compaction_trigger = 2;
 INSERT INTO sm SELECT g, (g * 7919) % 10007, 'r' || (g % 100) FROM generate_series(20001, 25000) g;
 SELECT lsm_am.wait_for_merges('sm_lsm');
 SELECT l0_runs <= 1 AS merged FROM lv WHERE index = 'sm_lsm';
@@ -187,6 +191,7 @@ SELECT count(*) FROM sm WHERE k >= 0;
 SELECT id, k, t FROM sm WHERE k = 4242 ORDER BY id;
 ALTER SYSTEM RESET lsm_am.l0_compaction_trigger;
 SELECT pg_reload_conf();
+RESET lsm_am.l0_compaction_trigger;
 
 -- VACUUM after deleting 3/5 of the rows: run_entries drops to the live count
 DELETE FROM sm WHERE id % 5 IN (0, 1, 2);
