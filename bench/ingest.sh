@@ -7,7 +7,7 @@
 #                        [--clients N] [--batch N] [--bin S]
 #                        [--read-reps N] [--read-seconds S] [--no-reads]
 #                        [--cap MIB [--preload X] [--cold-reads]] [--ceiling-seconds S]
-#                        [--out DIR]                                   (as root)
+#                        [--space-trace] [--out DIR]                   (as root)
 #
 # (b) For each key kind (--keys, default rand-int8,rand-uuid,time-int8) and
 # each variant (--variants, default noindex,btree,lsm,lsm-tiered,lsm-lazy), on
@@ -76,6 +76,18 @@
 # as the run's WAL per row less the table without an index's (its heap's;
 # within 1% of pg_waldump's figure in the 100 s runs) and marked so.
 #
+# --space-trace: for lsm, every 15 s of the ingest the sampler also copies
+# the manifest (lsm_am.manifest: runs, log chains, free and reserved
+# extents) to ingest_manifest_KEY_VAR.txt, and the run's results get
+# ingest_space_KEY_VAR.txt, a line per sample of where the file's pages are:
+# runs per level, log, free extents settled (reusable), waiting for their
+# horizon and held (a running merge's finished pieces), reserved, the
+# largest free extent, and the free pages in holes smaller than 3/4 of the
+# deepest level's median piece (too small for the next piece of that level:
+# LsmPieceExtentSize); and ingest_xmin_KEY_VAR.txt, at each of those
+# samples the session holding the oldest snapshot (retired pages wait for
+# it to end).
+#
 # Compaction policies: each variant is NAME|CREATE INDEX clause; "lsm" is the
 # default (leveled), lsm-tiered and lsm-lazy the others (or pass --variant
 # 'NAME|USING lsm (k) WITH (...)'); "noindex" has no index.
@@ -108,6 +120,7 @@ DISK_RESERVE_GB=${DISK_RESERVE_GB:-5}
 CAP=
 PRELOAD_X=
 COLD_READS=0
+SPACE_TRACE=0
 OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -127,6 +140,7 @@ while [ $# -gt 0 ]; do
 	--cap) CAP=${2:?}; shift 2 ;;
 	--preload) PRELOAD_X=${2:?}; shift 2 ;;
 	--cold-reads) COLD_READS=1; shift ;;
+	--space-trace) SPACE_TRACE=1; shift ;;
 	--ceiling-seconds) CEILING_SECONDS=${2:?}; shift 2 ;;
 	--out) OUT=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
@@ -272,10 +286,21 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	# size sampler: seconds, index bytes, WAL bytes so far, table bytes, and
 	# for lsm the file against its live pages (maintenance_stats'
 	# space_amplification: file pages / pages of runs, log and metapage)
-	local ampsql=
+	local ampsql= trace=0
 	[[ $var != lsm* ]] || ampsql=", (SELECT round(space_amplification::numeric, 3) FROM lsm_am.maintenance_stats('ing_k'))"
+	[[ $var != lsm* || $SPACE_TRACE = 0 ]] || trace=1
+	rm -f "$WORK/manifest.txt" "$WORK/xmin.txt"
 	(
+		local i=0
 		while :; do
+			# --space-trace: the manifest every third sample, each row after
+			# the time and the file's pages
+			if [ "$trace" = 1 ] && [ $((i % 3)) = 0 ]; then
+				q "SELECT extract(epoch FROM clock_timestamp()), pg_relation_size('ing_k') / 8192, kind, level, start_block, pages, coalesce(reuse_after, '') FROM lsm_am.manifest('ing_k')" >>"$WORK/manifest.txt" || true
+				# who holds the oldest snapshot (retired pages wait for it)
+				q "SELECT extract(epoch FROM clock_timestamp()), backend_type, round(extract(epoch FROM clock_timestamp() - xact_start)), regexp_replace(left(query, 60), '[|\s]+', ' ', 'g') FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start LIMIT 1" >>"$WORK/xmin.txt" || true
+			fi
+			i=$((i + 1))
 			# the disk nearly full (a fast variant over a long run): end the
 			# run here rather than fail; ingest_one reports the time it ran
 			if [ "$(df -Pk "$BENCH_SCRATCH" | awk 'NR == 2 { print $4 }')" -lt $((DISK_RESERVE_GB * 1048576)) ]; then
@@ -430,6 +455,11 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		add idle_pct_last_third "$(awk '$1 == "idle_pct_last_third" { print $2 }' "$WORK/cpu_rows.txt" | grep . || echo n/a)"
 	fi
 	cp "$WORK/sizes.txt" "$OUT/ingest_sizes_${key}_${var}.txt"
+	if [ "$trace" = 1 ] && [ -s "$WORK/manifest.txt" ]; then
+		cp "$WORK/manifest.txt" "$OUT/ingest_manifest_${key}_${var}.txt"
+		space_trace "$WORK/manifest.txt" "$t0" >"$OUT/ingest_space_${key}_${var}.txt"
+		[ ! -s "$WORK/xmin.txt" ] || awk -F'|' -v t0="$t0" '{ printf "%7.0f %s %ss %s\n", $1 - t0, $2, $3, $4 }' "$WORK/xmin.txt" >"$OUT/ingest_xmin_${key}_${var}.txt"
+	fi
 	local ibytes hbytes
 	ibytes=$(q "SELECT coalesce(pg_relation_size(to_regclass('ing_k')), 0)")
 	hbytes=$(q "SELECT pg_relation_size('ing')")
@@ -495,6 +525,45 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 # (maintenance_stats' pages_written_per_level, less its value before the
 # run): the pages written into level i per page flushed into level 0,
 # write_amp_level_i; their sum plus 1 is the whole, per page flushed.
+space_trace() { # space_trace MANIFEST_ROWS T0: where the file's pages were, a line per sample (MB)
+	awk -F'|' -v t0="$2" '
+		function flush(   L, tgt, n, i, j, x, small) {
+			if (cur == "") return
+			# the deepest level and its median piece
+			L = -1
+			for (x in lvl) if (x + 0 > L) L = x + 0
+			n = 0
+			for (i = 1; i <= npc; i++) if (pcl[i] == L) p[++n] = pcp[i]
+			for (i = 2; i <= n; i++) { x = p[i]; for (j = i - 1; j >= 1 && p[j] > x; j--) p[j + 1] = p[j]; p[j + 1] = x }
+			tgt = n ? p[int((n + 1) / 2)] * 3 / 4 : 0
+			small = 0
+			for (i = 1; i <= nfr; i++) if (frp[i] < tgt) small += frp[i]
+			printf "%7.0f %8.1f", cur - t0, file * mb
+			for (i = 0; i <= 5; i++) printf " %8.1f", lvl[i] * mb
+			printf " %7.1f %8.1f %8.1f %8.1f %8.1f %4d %8.1f %8.1f\n", logp * mb, fs * mb, fw * mb, fh * mb, rs * mb, nfr, big * mb, small * mb
+			delete lvl; delete pcl; delete pcp; delete frp; delete p
+			npc = nfr = 0; logp = fs = fw = fh = rs = big = 0
+		}
+		BEGIN {
+			mb = 8192 / 1048576
+			print "# MB by where the pages are, every 15 s of the ingest (bench/ingest.sh --space-trace)"
+			print "# small: free MB in extents under 3/4 of the deepest level'"'"'s median piece"
+			printf "%7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %8s %8s %8s %4s %8s %8s\n", "s", "file", "L0", "L1", "L2", "L3", "L4", "L5+", "log", "free_ok", "waiting", "held", "reserved", "nfree", "largest", "small"
+		}
+		{
+			if ($1 != cur) { flush(); cur = $1 }
+			file = $2
+			if ($3 == "run") { l = ($4 > 5 ? 5 : $4); lvl[l] += $6; pcl[++npc] = $4; pcp[npc] = $6 }
+			else if ($3 ~ /log/) logp += $6
+			else if ($3 == "free") {
+				if ($7 == "held") fh += $6; else if ($7 == "0") fs += $6; else fw += $6
+				frp[++nfr] = $6; if ($6 > big) big = $6
+			}
+			else if ($3 == "reserved") rs += $6
+		}
+		END { flush() }' "$1"
+}
+
 write_amp() {
 	local rows=$1 pf0=$2 pc0=$3 clause=$4 lp0=$5 row pol ratio
 	row=$(q "SELECT m.pages_flushed - $pf0, m.pages_compacted - $pc0, c.run_pages,
