@@ -296,7 +296,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 			# --space-trace: the manifest every third sample, each row after
 			# the time and the file's pages
 			if [ "$trace" = 1 ] && [ $((i % 3)) = 0 ]; then
-				q "SELECT extract(epoch FROM clock_timestamp()), pg_relation_size('ing_k') / 8192, kind, level, start_block, pages, coalesce(reuse_after, '') FROM lsm_am.manifest('ing_k')" >>"$WORK/manifest.txt" || true
+				q "SELECT extract(epoch FROM statement_timestamp()), pg_relation_size('ing_k') / 8192, kind, level, start_block, pages, coalesce(reuse_after, '') FROM lsm_am.manifest('ing_k')" >>"$WORK/manifest.txt" || true
 				# who holds the oldest snapshot (retired pages wait for it)
 				q "SELECT extract(epoch FROM clock_timestamp()), backend_type, round(extract(epoch FROM clock_timestamp() - xact_start)), regexp_replace(left(query, 60), '[|\s]+', ' ', 'g') FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start LIMIT 1" >>"$WORK/xmin.txt" || true
 			fi
@@ -551,7 +551,7 @@ space_trace() { # space_trace MANIFEST_ROWS T0: where the file's pages were, a l
 			printf "%7s %8s %8s %8s %8s %8s %8s %8s %7s %8s %8s %8s %8s %4s %8s %8s\n", "s", "file", "L0", "L1", "L2", "L3", "L4", "L5+", "log", "free_ok", "waiting", "held", "reserved", "nfree", "largest", "small"
 		}
 		{
-			if ($1 != cur) { flush(); cur = $1 }
+			if (cur == "" || $1 - cur > 2) { flush(); cur = $1 }
 			file = $2
 			if ($3 == "run") { l = ($4 > 5 ? 5 : $4); lvl[l] += $6; pcl[++npc] = $4; pcp[npc] = $6 }
 			else if ($3 ~ /log/) logp += $6

@@ -531,6 +531,7 @@ extern bool LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin,
 extern int	LsmPieceLimit(const LsmMetaPageData *meta, int nin);
 extern bool LsmPieceRoom(Relation index);
 extern uint32 LsmPieceFirstExtent(Relation index, uint32 target);
+extern uint64 LsmPieceKeys(uint64 keys, uint32 npages, uint32 target);
 extern bool LsmPieceFull(const LsmRunWriter *w);
 extern void LsmRunWriterCut(LsmRunWriter *w, LsmRunRef *ref, uint16 level,
 							uint32 target, uint64 expected_keys);

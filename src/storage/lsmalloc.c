@@ -42,8 +42,9 @@
  * already reusable is never re-stamped by pages retired next to it.  An
  * extent whose horizon has passed is settled (horizon 0) by the next
  * allocation, and settled neighbours coalesce then.  Allocation takes the
- * lowest reusable extent that fits, so live data drifts to the front and
- * the free tail can be truncated (LsmShrink).
+ * smallest reusable extent that fits (LsmAllocChoose), so large holes stay
+ * whole for large outputs; a shrink moves runs to the lowest one that fits
+ * below them and truncates the free tail (LsmShrink).
  * ------------------------------------------------------------------------ */
 
 /* Stamp for pages retired now that scans may still read. */
@@ -295,19 +296,39 @@ LsmFreeAdd(LsmMetaPageData *m, BlockNumber start, uint32 npages, uint64 reuse_af
 }
 
 /*
- * Choose where npages pages would come from: the lowest reusable free
- * extent that holds them; else a reusable free extent at the end of the
- * accounted pages, grown past it; else the end.  Does not change the
- * metapage.
+ * Choose where npages pages would come from: the smallest reusable free
+ * extent that holds them (the lowest of equal ones; with lowest, the lowest
+ * that holds them) and does not end the accounted pages; else a reusable
+ * free extent at the end of the accounted pages (grown past it if need
+ * be), so that free space at the end stays there to be cut; else the end.
+ * Does not change the metapage.
+ *
+ * Smallest, not lowest (until 2026-12-07): flushes and log pages, a few
+ * pages to a few MB, took the lowest hole that held them and cut up the
+ * large holes a merge's inputs leave, which the next merge's pieces need
+ * (at least 3/4 of a piece, lsmpiece.c), so those went to the end of the
+ * file.  A shrink that moves runs down asks for the lowest.
  */
-BlockNumber
-LsmAllocChoose(LsmMetaPageData *m, uint32 npages)
+static BlockNumber
+LsmAllocChooseHow(LsmMetaPageData *m, uint32 npages, bool lowest)
 {
+	int			best = -1;
+
 	lsm_oldest_needed = 0;
 
 	for (int i = 0; i < (int) m->nfree; i++)
-		if (m->free[i].npages >= npages && LsmExtentReusable(&m->free[i]))
+	{
+		if (m->free[i].npages < npages || !LsmExtentReusable(&m->free[i]))
+			continue;
+		if (!lowest && m->free[i].start + m->free[i].npages == m->nblocks)
+			continue;			/* the free tail: last */
+		if (lowest)
 			return m->free[i].start;
+		if (best < 0 || m->free[i].npages < m->free[best].npages)
+			best = i;
+	}
+	if (best >= 0)
+		return m->free[best].start;
 	if (m->nfree > 0)
 	{
 		LsmExtent  *last = &m->free[m->nfree - 1];
@@ -316,6 +337,12 @@ LsmAllocChoose(LsmMetaPageData *m, uint32 npages)
 			return last->start;
 	}
 	return m->nblocks;
+}
+
+BlockNumber
+LsmAllocChoose(LsmMetaPageData *m, uint32 npages)
+{
+	return LsmAllocChooseHow(m, npages, false);
 }
 
 /*
@@ -415,7 +442,7 @@ LsmReserveChoose(const LsmMetaPageData *m, int which, uint32 npages, BlockNumber
 	memcpy(copy, m, sizeof(LsmMetaPageData));
 	LsmFreeAdd(copy, m->resv[which].start, m->resv[which].npages, 0);
 	LsmFreeAdd(copy, m->resv[2 + which].start, m->resv[2 + which].npages, 0);
-	start = LsmAllocChoose(copy, npages);
+	start = LsmAllocChooseHow(copy, npages, BlockNumberIsValid(below));
 	if (lsm_reserve_at_end && !BlockNumberIsValid(below))
 		start = copy->nblocks;
 	pfree(copy);

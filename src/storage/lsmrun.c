@@ -411,7 +411,8 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 	uint64		est_pages = 4;
 	uint64		est_keys = 0;
 	uint64		piece_keys = 0;
-	uint32		piece_est = 0;
+	uint32		piece_target = 0;	/* a piece's extent: data, fences, filter */
+	uint32		piece_est = 0;	/* the first piece's, fitted to a hole */
 	uint64		done_pages = 0;
 	bool		cut = out->piece_pages > 0 && out->max_pieces > 1;
 	bool		stopped = false;
@@ -443,14 +444,14 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 		piece_keys = (uint64) ((double) est_keys * out->piece_pages * 1.25 /
 							   (double) Max(est_pages, 1)) + 16;
 		/* and its extent: data, fences and filter */
-		piece_est = out->piece_pages + out->piece_pages / 16 + 4;
+		piece_target = out->piece_pages + out->piece_pages / 16 + 4;
 		if (piece_keys >= est_keys || est_pages < (uint64) out->piece_pages * 3 / 2)
 			cut = false;
 	}
 	/* pieces a failed or crashed merge left held */
 	LsmPiecesRelease(index);
 	if (cut)
-		piece_est = LsmPieceFirstExtent(index, piece_est);
+		piece_est = LsmPieceFirstExtent(index, piece_target);
 
 	own = LsmCoreOwnerCreate(cxt, LSM_CORE_MERGE);
 	st = lsm_merge_create(nin, 0, NULL, 0, NULL, 0, &m);
@@ -459,7 +460,8 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 
 	LsmRunWriterBegin(&w, index, LSM_RESV_COMPACT,
 					  cut ? piece_est : (uint32) Min(est_pages, MaxBlockNumber / 4),
-					  cut ? piece_keys : est_keys, true);
+					  cut ? LsmPieceKeys(piece_keys, piece_est, piece_target) : est_keys,
+					  true);
 	w.stop = stop;
 	while (!w.stopped)
 	{
@@ -492,8 +494,7 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 		{
 			LsmRunRef  *piece = &out->runs[out->nruns];
 
-			LsmRunWriterCut(&w, piece, level,
-							out->piece_pages + out->piece_pages / 16 + 4, piece_keys);
+			LsmRunWriterCut(&w, piece, level, piece_target, piece_keys);
 			out->nruns++;
 			done_pages += piece->npages;
 		}
