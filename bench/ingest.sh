@@ -86,7 +86,10 @@
 # deepest level's median piece (too small for the next piece of that level:
 # LsmPieceExtentSize); and ingest_xmin_KEY_VAR.txt, at each of those
 # samples the session holding the oldest snapshot (retired pages wait for
-# it to end).
+# it to end); and, from lsm_am.log_maintenance (on for the run), every
+# job's log line in ingest_jobs_KEY_VAR.txt, and in the results the jobs
+# logged, those whose output outgrew its extent and was copied to a larger
+# one (jobs_moved), and the pages they copied (pages_moved).
 #
 # Compaction policies: each variant is NAME|CREATE INDEX clause; "lsm" is the
 # default (leveled), lsm-tiered and lsm-lazy the others (or pass --variant
@@ -290,6 +293,13 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	[[ $var != lsm* ]] || ampsql=", (SELECT round(space_amplification::numeric, 3) FROM lsm_am.maintenance_stats('ing_k'))"
 	[[ $var != lsm* || $SPACE_TRACE = 0 ]] || trace=1
 	rm -f "$WORK/manifest.txt" "$WORK/xmin.txt"
+	local log0=0
+	if [ "$trace" = 1 ]; then
+		# every job's LOG line, to count outputs moved to the end of the file
+		q "ALTER SYSTEM SET lsm_am.log_maintenance = on" >/dev/null
+		q "SELECT pg_reload_conf()" >/dev/null
+		log0=$(stat -c %s "$BENCH_SCRATCH/server.log")
+	fi
 	(
 		local i=0
 		while :; do
@@ -458,6 +468,13 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 	if [ "$trace" = 1 ] && [ -s "$WORK/manifest.txt" ]; then
 		cp "$WORK/manifest.txt" "$OUT/ingest_manifest_${key}_${var}.txt"
 		space_trace "$WORK/manifest.txt" "$t0" >"$OUT/ingest_space_${key}_${var}.txt"
+		# jobs whose output outgrew its extent and was copied to a larger one
+		tail -c +$((log0 + 1)) "$BENCH_SCRATCH/server.log" | grep -a 'lsm_am .* of index' >"$OUT/ingest_jobs_${key}_${var}.txt" || true
+		add jobs_logged "$(wc -l <"$OUT/ingest_jobs_${key}_${var}.txt")"
+		add jobs_moved "$(grep -c 'outgrew its extent' "$OUT/ingest_jobs_${key}_${var}.txt" || true)"
+		add pages_moved "$(awk '{ if (match($0, /outgrew its extent: [0-9]+ pages/)) { s = substr($0, RSTART + 20, RLENGTH - 26); n += s } } END { print n + 0 }' "$OUT/ingest_jobs_${key}_${var}.txt")"
+		q "ALTER SYSTEM RESET lsm_am.log_maintenance" >/dev/null
+		q "SELECT pg_reload_conf()" >/dev/null
 		[ ! -s "$WORK/xmin.txt" ] || awk -F'|' -v t0="$t0" '{ printf "%7.0f %s %ss %s\n", $1 - t0, $2, $3, $4 }' "$WORK/xmin.txt" >"$OUT/ingest_xmin_${key}_${var}.txt"
 	fi
 	local ibytes hbytes

@@ -18,6 +18,7 @@ int			lsm_metadata_cache_mb = 32;
 int			lsm_memtable_size_kb = LSM_MEMTABLE_SIZE_DEFAULT;
 int			lsm_flush_delay_ms = 0;
 int			lsm_free_list_limit = 160;
+int			lsm_max_pieces = 48;	/* LSM_PIECE_MAX_RUNS, lsmpiece.c */
 int			lsm_replay_delay_ms = 0;
 int			lsm_l0_compaction_trigger = LSM_L0_TRIGGER_DEFAULT;
 int			lsm_l0_slowdown_trigger = 20;
@@ -129,6 +130,11 @@ LsmOptionsInit(bool preload)
 							"For tests of a full free list only; 160, the most it holds, otherwise.",
 							&lsm_free_list_limit, 160, 2, 160,
 							PGC_POSTMASTER, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("lsm_am.max_pieces",
+							"Test hook: a merge writes at most this many pieces.",
+							"For tests of a merge whose last piece takes all that is left (as when the manifest is nearly full); 48 otherwise.",
+							&lsm_max_pieces, 48, 2, 48,
+							PGC_SIGHUP, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("lsm_am.max_workers",
 							"Maximum number of lsm_am background workers flushing and compacting indexes.",
 							"At most two work for one database. 0 disables them: inserting backends then flush and compact themselves. Each worker takes a slot of max_worker_processes.",

@@ -51,6 +51,7 @@ extern int	lsm_memtable_size_kb;	/* default of memtable_size */
 extern int	lsm_flush_delay_ms;		/* storage, vacuum: crash-test hook */
 extern int	lsm_replay_delay_ms;	/* storage: replay test hook (018) */
 extern int	lsm_free_list_limit;	/* storage: full free list test hook (008) */
+extern int	lsm_max_pieces;		/* storage: pieces per merge test hook (037) */
 extern int	lsm_l0_compaction_trigger;	/* maint: L0 runs that start a merge */
 extern int	lsm_l0_slowdown_trigger;	/* insert: backpressure, delay */
 extern int	lsm_l0_stop_trigger;		/* insert: backpressure, wait */

@@ -697,7 +697,7 @@ declare -A DEFAULT_TIME=(
 	[tap/016_scan_keys]=20 [tap/009_batching]=19 [tap/019_verify]=18
 	[tap/010_corruption]=16 [pgtap]=13 [regress]=12 [tap/001_preload]=10
 	[tap/027_first_lookup]=10 [tap/035_warm]=10 [tap/028_session]=6
-	[tap/036_free_list]=35
+	[tap/036_free_list]=35 [tap/037_last_piece]=35
 )
 TIMES_FILE=${LSM_TEST_TIMES:-$LSM_PG18_CACHE/test-times-$PG_MAJOR$([ "$LONG" = 1 ] && echo -long)}
 declare -A LAST_TIME=()

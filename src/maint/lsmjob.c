@@ -45,6 +45,7 @@ LsmJobBegin(LsmJob *job, Relation index, LsmJobKind kind, const LsmRunRef *input
 	memset(job, 0, sizeof(*job));
 	job->kind = kind;
 	job->wal0 = pgWalUsage.wal_bytes;
+	job->moved0 = lsm_moved_pages;
 	job->output_level = output_level;
 	job->in_runs = nin;
 	job->in_entries = memtable_entries;
@@ -127,6 +128,9 @@ LsmJobEnd(LsmJob *job, Relation index, const LsmRunRef *outs, int nouts)
 		appendStringInfo(&msg, " (" UINT64_FORMAT " entries, " UINT64_FORMAT " pages)",
 						 out_entries, out_pages);
 	}
+	if (lsm_moved_pages > job->moved0)
+		appendStringInfo(&msg, "; outgrew its extent: " UINT64_FORMAT " pages copied to a new one",
+						 lsm_moved_pages - job->moved0);
 	appendStringInfo(&msg, "; WAL: " INT64_FORMAT " bytes; duration: %ld.%03d s",
 					 (int64) (pgWalUsage.wal_bytes - job->wal0), secs, usecs / 1000);
 

@@ -43,6 +43,7 @@ typedef struct LsmJob
 {
 	LsmJobKind	kind;
 	int64		wal0;			/* pgWalUsage.wal_bytes at the start */
+	uint64		moved0;			/* lsm_moved_pages at the start */
 	TimestampTz started_at;
 	int			in_runs;
 	uint32		in_levels;

@@ -212,6 +212,13 @@ extern uint32 LsmCountLevel0(const LsmMetaPageData *meta);
  */
 extern int	lsm_manifest_readers;
 
+/*
+ * Pages this process's run writers copied when a reservation could not
+ * grow in place and moved (LsmReserveMove); a job's log line reports its
+ * share (lsm_am.log_maintenance).
+ */
+extern uint64 lsm_moved_pages;
+
 /* ------------------------------------------------------------------------
  * Pages, metapage, log (lsmlog.c) and the run writer (lsmstore.c)
  * ------------------------------------------------------------------------ */
@@ -534,7 +541,7 @@ extern uint32 LsmPieceFirstExtent(Relation index, uint32 target);
 extern uint64 LsmPieceKeys(uint64 keys, uint32 npages, uint32 target);
 extern bool LsmPieceFull(const LsmRunWriter *w);
 extern void LsmRunWriterCut(LsmRunWriter *w, LsmRunRef *ref, uint16 level,
-							uint32 target, uint64 expected_keys);
+							uint32 target, uint64 expected_keys, bool last);
 extern void LsmPiecesRelease(Relation index);
 extern void LsmPiecesTake(LsmMetaPageData *m, const LsmRunRef *runs, int n);
 

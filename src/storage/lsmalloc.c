@@ -575,9 +575,28 @@ LsmReserveGrow(Relation index, int which, uint32 more)
 }
 
 /*
- * Replace reservation which by a new extent of npages at the end of the
- * index; the old one is freed.  Returns the new start.  The caller copies
- * what it had written.
+ * Where a moved reservation of npages goes, decided on a private copy of
+ * the metapage m: where any new extent would (LsmAllocChoose).
+ */
+static BlockNumber
+LsmMoveChoose(const LsmMetaPageData *m, uint32 npages)
+{
+	LsmMetaPageData *copy = palloc(sizeof(LsmMetaPageData));
+	BlockNumber start;
+
+	memcpy(copy, m, sizeof(LsmMetaPageData));
+	LsmFreeSettle(copy, false);
+	start = LsmAllocChoose(copy, npages);
+	pfree(copy);
+	return start;
+}
+
+/*
+ * Replace reservation which by a new extent of npages, in the smallest
+ * free extent that holds it, else at the end of the index; the old one is
+ * freed.  Returns the new start.  The caller copies what it had written.
+ * (Until 2026-12-07 always at the end: an output that outgrew its hole
+ * grew the file while larger holes stood free.)
  */
 BlockNumber
 LsmReserveMove(Relation index, int which, uint32 npages)
@@ -587,20 +606,20 @@ LsmReserveMove(Relation index, int which, uint32 npages)
 	GenericXLogState *state;
 	BlockNumber start;
 
-	/* a look without the lock: extend first */
+	/* a look without the lock: extend first if it will go to the end */
 	m = palloc(sizeof(LsmMetaPageData));
 	LsmReadMeta(index, m, NULL);
-	LsmPreExtend(index, m->nblocks + npages);
+	start = LsmMoveChoose(m, npages);
 	pfree(m);
+	LsmPreExtend(index, start + npages);
 
 	metabuf = LsmLockMeta(index);
 	m = LsmPageGetMeta(BufferGetPage(metabuf));
-	start = m->nblocks;
+	start = LsmMoveChoose(m, npages);
 
 	LsmEnsureBlocks(index, start + npages);
 	state = GenericXLogStart(index);
 	m = LsmPageGetMeta(GenericXLogRegisterBuffer(state, metabuf, 0));
-	lsm_oldest_needed = 0;
 	LsmAllocTake(m, start, npages);
 	/* an older previous extent (second move) is not read any more */
 	LsmFreeAdd(m, m->resv[2 + which].start, m->resv[2 + which].npages, 0);

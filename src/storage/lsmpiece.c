@@ -57,7 +57,7 @@ LsmPieceLimit(const LsmMetaPageData *meta, int nin)
 {
 	int			room = LSM_MAX_RUNS * 3 / 4 - ((int) meta->nruns - nin);
 
-	return Max(1, Min(room, LSM_PIECE_MAX_RUNS));
+	return Max(1, Min(room, Min(LSM_PIECE_MAX_RUNS, lsm_max_pieces)));
 }
 
 /*
@@ -75,11 +75,14 @@ LsmPieceLimit(const LsmMetaPageData *meta, int nin)
  * near the 96 runs where the picker merges small neighbours: it got there
  * at 129 s instead of 163 s, and the file peaked at 2.30x its live data
  * instead of 1.38x (one run each).
+ *
+ * whole: the piece cannot be cut (the last one its merge may write), so
+ * only a hole that holds all of target will do.
  */
 static uint32
-LsmPieceExtentSize(LsmMetaPageData *m, uint32 target)
+LsmPieceExtentSize(LsmMetaPageData *m, uint32 target, bool whole)
 {
-	uint32		least = Max(target * 3 / 4, 4);
+	uint32		least = Max(whole ? target : target * 3 / 4, 4);
 	BlockNumber start = LsmAllocChoose(m, least);
 
 	for (int i = 0; i < (int) m->nfree; i++)
@@ -116,7 +119,7 @@ LsmPieceFirstExtent(Relation index, uint32 target)
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
 	memcpy(copy, LsmPageGetMeta(BufferGetPage(metabuf)), sizeof(LsmMetaPageData));
 	UnlockReleaseBuffer(metabuf);
-	n = LsmPieceExtentSize(copy, target);
+	n = LsmPieceExtentSize(copy, target, false);
 	pfree(copy);
 	return n;
 }
@@ -174,14 +177,15 @@ LsmPieceHold(LsmMetaPageData *m, const LsmRunRef *ref)
 /*
  * Finish the writer's current run into *ref (its pages are WAL-logged) and
  * start the next piece in an extent of its own (about target pages, fitted
- * to a hole: LsmPieceExtentSize) with a new run id and a filter sized for
- * expected_keys.  One
- * metapage record holds the finished piece and reserves the next one.
+ * to a hole: LsmPieceExtentSize; with last, a hole that holds all of
+ * target, for a piece that cannot be cut) with a new run id and a filter
+ * sized for expected_keys.  One metapage record holds the finished piece
+ * and reserves the next one.
  * REQUIRES: compaction lock; the writer's reservation is LSM_RESV_COMPACT.
  */
 void
 LsmRunWriterCut(LsmRunWriter *w, LsmRunRef *ref, uint16 level,
-				uint32 target, uint64 expected_keys)
+				uint32 target, uint64 expected_keys, bool last)
 {
 	uint32		est_pages;
 	Relation	index = w->index;
@@ -208,7 +212,7 @@ LsmRunWriterCut(LsmRunWriter *w, LsmRunRef *ref, uint16 level,
 	memcpy(copy, m, sizeof(LsmMetaPageData));
 	LsmPieceHold(copy, ref);
 	LsmFreeSettle(copy, false);
-	est_pages = LsmPieceExtentSize(copy, target);
+	est_pages = LsmPieceExtentSize(copy, target, last);
 	start = LsmAllocChoose(copy, est_pages);
 	pfree(copy);
 	LsmEnsureBlocks(index, start + est_pages);

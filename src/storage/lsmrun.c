@@ -493,8 +493,33 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 			LsmPieceRoom(index))
 		{
 			LsmRunRef  *piece = &out->runs[out->nruns];
+			bool		last = out->nruns + 2 >= out->max_pieces;
+			uint32		target = piece_target;
+			uint64		keys = piece_keys;
 
-			LsmRunWriterCut(&w, piece, level, piece_target, piece_keys);
+			/*
+			 * The next piece is the last this merge may write (the
+			 * manifest's room, LsmPieceLimit): it takes everything left, so
+			 * its extent is sized for that.  Fitted to one piece's hole, it
+			 * grew past it and was moved, with all it had written, to the
+			 * end of the file: in a capped 20-minute ingest, with the
+			 * manifest near its 96 runs, level-2 outputs of 90-160 MB
+			 * (pieces of 7 MB) went to the end while a 2.9 GB hole stood
+			 * free (bench/ingest.sh --space-trace, 2026-12-07).
+			 */
+			if (last)
+			{
+				uint64		left = est_pages - Min(est_pages, done_pages + w.hiwater);
+
+				left = Min(left + left / 8 + 4, MaxBlockNumber / 4);
+				if (left > target)
+				{
+					keys = (uint64) ((double) est_keys * left * 1.25 /
+									 (double) Max(est_pages, 1)) + 16;
+					target = (uint32) left;
+				}
+			}
+			LsmRunWriterCut(&w, piece, level, target, keys, last);
 			out->nruns++;
 			done_pages += piece->npages;
 		}

@@ -420,11 +420,14 @@ LsmRunWriterBuffer(LsmRunWriter *w, uint32 rel, BufferAccessStrategy strategy)
 			}
 			w->start = newstart;
 			w->cap += more;
+			lsm_moved_pages += w->hiwater;
 		}
 	}
 	return ReadBufferExtended(w->index, MAIN_FORKNUM, w->start + rel,
 							  RBM_ZERO_AND_LOCK, strategy);
 }
+
+uint64		lsm_moved_pages = 0;
 
 /* Write a page image to relative page rel of the run. */
 static void

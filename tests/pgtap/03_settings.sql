@@ -7,7 +7,7 @@ CREATE EXTENSION IF NOT EXISTS pgtap;
 CREATE EXTENSION IF NOT EXISTS lsm_am;
 RESET client_min_messages;
 
-SELECT plan(94);
+SELECT plan(95);
 
 -- the DETAIL of the error a statement raises
 CREATE FUNCTION pg_temp.err_detail(q text) RETURNS text LANGUAGE plpgsql AS $f$
@@ -28,6 +28,7 @@ SELECT is(current_setting('lsm_am.memtable_size'), '4MB', 'lsm_am.memtable_size 
 SELECT is(current_setting('lsm_am.flush_delay_ms'), '0', 'lsm_am.flush_delay_ms (test hook) defaults to 0');
 SELECT is(current_setting('lsm_am.replay_delay_ms'), '0', 'lsm_am.replay_delay_ms (test hook) defaults to 0');
 SELECT is(current_setting('lsm_am.free_list_limit'), '160', 'lsm_am.free_list_limit (test hook) defaults to 160, all the free list holds');
+SELECT is(current_setting('lsm_am.max_pieces'), '48', 'lsm_am.max_pieces (test hook) defaults to 48, the most a merge writes');
 SELECT is(current_setting('lsm_am.fault'), '', 'lsm_am.fault (test hook) defaults to empty: no fault point armed');
 SELECT throws_ok($$SET LOCAL lsm_am.fault = 'flush_page'$$, '22023', NULL,
                  'lsm_am.fault without a kind is refused');
@@ -56,6 +57,7 @@ SELECT results_eq(
              ('lsm_am.l0_stop_trigger', 'user', NULL, '1', '100', '36'),
              ('lsm_am.log_maintenance', 'superuser', NULL, NULL, NULL, 'off'),
              ('lsm_am.max_indexes', 'postmaster', NULL, '1', '10000', '64'),
+             ('lsm_am.max_pieces', 'sighup', NULL, '2', '48', '48'),
              ('lsm_am.max_workers', 'sighup', NULL, '0', '64', '2'),
              ('lsm_am.memory', 'postmaster', 'MB', '1', '4095', '64'),
              ('lsm_am.memtable_size', 'user', 'kB', '64', '1048576', '4096'),
