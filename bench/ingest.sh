@@ -308,7 +308,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 			if [ "$trace" = 1 ] && [ $((i % 3)) = 0 ]; then
 				q "SELECT extract(epoch FROM statement_timestamp()), pg_relation_size('ing_k') / 8192, kind, level, start_block, pages, coalesce(reuse_after, '') FROM lsm_am.manifest('ing_k')" >>"$WORK/manifest.txt" || true
 				# who holds the oldest snapshot (retired pages wait for it)
-				q "SELECT extract(epoch FROM clock_timestamp()), backend_type, round(extract(epoch FROM clock_timestamp() - xact_start)), regexp_replace(left(query, 60), '[|\s]+', ' ', 'g') FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid() ORDER BY xact_start LIMIT 1" >>"$WORK/xmin.txt" || true
+				q "SELECT extract(epoch FROM clock_timestamp()), backend_type, age(backend_xmin) || ' xids', regexp_replace(left(query, 60), '[|\s]+', ' ', 'g') FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid() ORDER BY age(backend_xmin) DESC LIMIT 1" >>"$WORK/xmin.txt" || true
 			fi
 			i=$((i + 1))
 			# the disk nearly full (a fast variant over a long run): end the
@@ -475,7 +475,7 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		add pages_moved "$(awk '{ if (match($0, /outgrew its extent: [0-9]+ pages/)) { s = substr($0, RSTART + 20, RLENGTH - 26); n += s } } END { print n + 0 }' "$OUT/ingest_jobs_${key}_${var}.txt")"
 		q "ALTER SYSTEM RESET lsm_am.log_maintenance" >/dev/null
 		q "SELECT pg_reload_conf()" >/dev/null
-		[ ! -s "$WORK/xmin.txt" ] || awk -F'|' -v t0="$t0" '{ printf "%7.0f %s %ss %s\n", $1 - t0, $2, $3, $4 }' "$WORK/xmin.txt" >"$OUT/ingest_xmin_${key}_${var}.txt"
+		[ ! -s "$WORK/xmin.txt" ] || awk -F'|' -v t0="$t0" '{ printf "%7.0f %s, %s old: %s\n", $1 - t0, $2, $3, $4 }' "$WORK/xmin.txt" >"$OUT/ingest_xmin_${key}_${var}.txt"
 	fi
 	local ibytes hbytes
 	ibytes=$(q "SELECT coalesce(pg_relation_size(to_regclass('ing_k')), 0)")
