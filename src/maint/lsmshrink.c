@@ -150,7 +150,7 @@ LsmShrinkRelocatingGuts(Relation index, int tries)
 		 * page is a log page (a chain that grew while a bulk load kept the
 		 * free pages from being reused lies at the end of the file), the
 		 * memtables are flushed once, if no flush is running: their chains
-		 * are freed at once and the run goes into free pages below them.
+		 * are freed at once and the run goes into the lowest free pages.
 		 */
 		LsmReadMeta(index, meta, NULL);
 		while (!moved)

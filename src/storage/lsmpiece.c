@@ -17,7 +17,7 @@
  * hole it leaves); with pieces it is one piece of level L plus the pieces of
  * L+1 it overlaps, about 2 / LSM_PIECES_PER_LEVEL of level L+1.
  *
- * Each piece gets its own extent, the smallest free one that holds it (so
+ * Each piece gets its own extent, the lowest free one that holds it (so
  * pieces fill the holes earlier merges left, where one large output would
  * need a hole of its whole size).  When a piece is finished (its pages
  * WAL-logged as full images), one metapage record ends its reservation,
@@ -62,11 +62,10 @@ LsmPieceLimit(const LsmMetaPageData *meta, int nin)
 
 /*
  * Pages to reserve for the next piece of target size `target`: the whole of
- * the smallest reusable hole of at least 3/4 of it (up to 5/4 of it), so
- * that pieces fill the holes that earlier pieces left (a piece is cut when
- * its extent is full, LsmPieceFull); else the target.  The reservation then
- * takes that hole (LsmAllocChoose): every smaller hole is smaller than
- * what is asked for.
+ * the lowest reusable hole of at least 3/4 of it (up to 5/4 of it), so that
+ * pieces fill the holes that earlier pieces left (a piece is cut when its
+ * extent is full, LsmPieceFull); else the target.  The reservation then
+ * takes that hole: every lower hole is smaller than what is asked for.
  *
  * Not less than 3/4: a 240 s ingest in memory keeps about a fifth of its
  * file free, half of it in holes under 3/4 of a last-level piece
