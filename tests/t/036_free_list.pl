@@ -53,11 +53,6 @@ CREATE INDEX fl_kb ON fl (kb);
 });
 is(sql('SHOW lsm_am.free_list_limit'), '12', 'the free list counts as full at 12 extents');
 
-my $dir = PostgreSQL::Test::Utils::tempdir;
-my $ins = "$dir/ins.sql";
-open(my $fh, '>', $ins) or die;
-print $fh "INSERT INTO fl SELECT x, x FROM (SELECT (random() * 9.2e18)::int8 AS x FROM generate_series(1, 1000)) s;\n";
-close $fh;
 
 # a snapshot held for the first half: what merges retire then waits for it
 my ($h_out, $h_err) = ('', '');
@@ -68,14 +63,8 @@ my $holder = IPC::Run::start(
 		  . 'SELECT pg_sleep(' . int($SECS / 2) . '); COMMIT'
 	],
 	'>', \$h_out, '2>', \$h_err);
-my ($out, $err) = ('', '');
-my $bench = IPC::Run::start(
-	[
-		'pgbench', '-n', '-h', $node->host, '-p', $node->port,
-		'-c', 2, '-j', 2, '-T', $SECS, '-f', $ins, 'postgres'
-	],
-	'>', \$out, '2>', \$err);
-ok($bench->finish, "$SECS s of inserts by two clients") or diag $err;
+my $bench = random_inserts($node, 'fl', $SECS);
+ok($bench->finish, "$SECS s of inserts by two clients") or diag ${ $bench->{lsm_err} };
 ok($holder->finish, 'the snapshot was held for the first half') or diag $h_err;
 is(merges_done($node, 'fl_k', '3 min'), 't', 'the workers finish their merges');
 
@@ -94,16 +83,7 @@ unlike($log, qr/is not free|changed during a compaction|free list is full/,
 	'no merge failed for the free list (server log)');
 is($node->psql('postgres', "SELECT lsm_am.verify('fl_k', true)"), 0,
 	'verify(heapallindexed) finds the index sound');
-my $btree = sql(q{SET enable_seqscan = off; SET enable_bitmapscan = off;
-	SELECT count(*), sum(kb % 1000003) FROM fl WHERE kb > -9223372036854775807});
-for my $m (['index scan', 'SET enable_indexonlyscan = off; SET enable_bitmapscan = off;'],
-	['index-only scan', 'SET enable_bitmapscan = off;'],
-	['bitmap scan', 'SET enable_indexscan = off; SET enable_indexonlyscan = off;'])
-{
-	is(sql(qq{SET enable_seqscan = off; $m->[1]
-		SELECT count(*), sum(k % 1000003) FROM fl WHERE k > -9223372036854775807}),
-		$btree, "$m->[0] through fl_k counts and sums what btree does");
-}
+scans_match_btree($node, 'fl', 'fl_k');
 
 $node->stop;
 done_testing();

@@ -32,7 +32,6 @@ use LsmCluster;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
 
 my $SECS = 25;
 
@@ -56,20 +55,8 @@ CREATE INDEX lp_kb ON lp (kb);
 });
 is(sql('SHOW lsm_am.max_pieces'), '2', 'a merge writes at most 2 pieces');
 
-my $dir = PostgreSQL::Test::Utils::tempdir;
-my $ins = "$dir/ins.sql";
-open(my $fh, '>', $ins) or die;
-print $fh "INSERT INTO lp SELECT x, x FROM (SELECT (random() * 9.2e18)::int8 AS x FROM generate_series(1, 1000)) s;\n";
-close $fh;
-
-my ($out, $err) = ('', '');
-my $bench = IPC::Run::start(
-	[
-		'pgbench', '-n', '-h', $node->host, '-p', $node->port,
-		'-c', 2, '-j', 2, '-T', $SECS, '-f', $ins, 'postgres'
-	],
-	'>', \$out, '2>', \$err);
-ok($bench->finish, "$SECS s of inserts by two clients") or diag $err;
+my $bench = random_inserts($node, 'lp', $SECS);
+ok($bench->finish, "$SECS s of inserts by two clients") or diag ${ $bench->{lsm_err} };
 is(merges_done($node, 'lp_k', '3 min'), 't', 'the workers finish their merges');
 
 # 1. the compactions' log lines: at most 2 output runs, some with exactly 2
@@ -97,16 +84,7 @@ cmp_ok($rows, '>', 50000, "the clients inserted rows ($rows)");
 is($leaked, 0, 'check_index finds every page accounted for');
 is($node->psql('postgres', "SELECT lsm_am.verify('lp_k', true)"), 0,
 	'verify(heapallindexed) finds the index sound');
-my $btree = sql(q{SET enable_seqscan = off; SET enable_bitmapscan = off;
-	SELECT count(*), sum(kb % 1000003) FROM lp WHERE kb > -9223372036854775807});
-for my $m (['index scan', 'SET enable_indexonlyscan = off; SET enable_bitmapscan = off;'],
-	['index-only scan', 'SET enable_bitmapscan = off;'],
-	['bitmap scan', 'SET enable_indexscan = off; SET enable_indexonlyscan = off;'])
-{
-	is(sql(qq{SET enable_seqscan = off; $m->[1]
-		SELECT count(*), sum(k % 1000003) FROM lp WHERE k > -9223372036854775807}),
-		$btree, "$m->[0] through lp_k counts and sums what btree does");
-}
+scans_match_btree($node, 'lp', 'lp_k');
 
 $node->stop;
 done_testing();

@@ -20,6 +20,14 @@
 #     or die ...;                      # or ok(wait_until(...), ...)
 #   wait_catchup($primary, $standby);  # wait_for_catchup, with the state on failure
 #   is(merges_done($sess, 't_k'), 't', ...);  # wait_for_merges, 3 minutes
+#
+# And two pieces of the ingest tests (036, 037): two pgbench clients
+# inserting 1,000 random int8 keys a statement into a table (k, kb), and
+# the three scan kinds through the lsm index on k checked against the btree
+# on kb.
+#
+#   my $bench = random_inserts($node, 'fl', 25);   # started; ->finish
+#   scans_match_btree($node, 'fl', 'fl_k');       # 3 tests
 package LsmCluster;
 
 use strict;
@@ -28,8 +36,10 @@ use Exporter 'import';
 use Test::More;
 use Time::HiRes qw(usleep time);
 use PostgreSQL::Test::Utils;
+use IPC::Run;
 
-our @EXPORT = qw(initdb_args have_icu wait_until wait_catchup merges_done show $WORKERS);
+our @EXPORT = qw(initdb_args have_icu wait_until wait_catchup merges_done show
+  random_inserts scans_match_btree $WORKERS);
 
 # the lsm_am workers and launcher, for wait_until's state
 our $WORKERS = q{SELECT pid, backend_type, datname, state, wait_event, left(query, 60)
@@ -152,6 +162,46 @@ sub wait_catchup
 			  q{SELECT pid, backend_type, state, wait_event, left(query, 60) FROM pg_stat_activity
 				WHERE backend_type IN ('startup', 'walreceiver') OR state = 'active'}) : ''));
 	die $e;
+}
+
+# random_inserts(NODE, TABLE, SECS): start two pgbench clients inserting
+# 1,000 random int8 keys a statement into TABLE (k, kb) for SECS seconds;
+# returns the IPC::Run harness (finish it; its stderr is in ->{lsm_err}).
+sub random_inserts
+{
+	my ($node, $table, $secs) = @_;
+	my $ins = PostgreSQL::Test::Utils::tempdir . '/ins.sql';
+	open(my $fh, '>', $ins) or die "$ins: $!";
+	print $fh "INSERT INTO $table SELECT x, x FROM (SELECT (random() * 9.2e18)::int8 AS x FROM generate_series(1, 1000)) s;\n";
+	close $fh;
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-h', $node->host, '-p', $node->port,
+			'-c', 2, '-j', 2, '-T', $secs, '-f', $ins, 'postgres'
+		],
+		'>', \$out, '2>', \$err);
+	$h->{lsm_err} = \$err;
+	return $h;
+}
+
+# scans_match_btree(NODE, TABLE, INDEX): an index scan, an index-only scan
+# and a bitmap scan through INDEX (on k) count and sum what the btree on kb
+# does (3 tests).
+sub scans_match_btree
+{
+	my ($node, $table, $idx) = @_;
+	my $btree = $node->safe_psql('postgres', qq{SET enable_seqscan = off; SET enable_bitmapscan = off;
+		SELECT count(*), sum(kb % 1000003) FROM $table WHERE kb > -9223372036854775807});
+	for my $m (['index scan', 'SET enable_indexonlyscan = off; SET enable_bitmapscan = off;'],
+		['index-only scan', 'SET enable_bitmapscan = off;'],
+		['bitmap scan', 'SET enable_indexscan = off; SET enable_indexonlyscan = off;'])
+	{
+		is($node->safe_psql('postgres', qq{SET enable_seqscan = off; $m->[1]
+			SELECT count(*), sum(k % 1000003) FROM $table WHERE k > -9223372036854775807}),
+			$btree, "$m->[0] through $idx counts and sums what btree does");
+	}
+	return;
 }
 
 1;
