@@ -79,21 +79,12 @@ LsmMemtableFull(Relation index, LsmSlot *slot, int len)
 }
 
 /*
- * Do maintenance in this backend, because no worker can be had or none came
- * within LSM_STALL_SELF_SERVE_MS: flush the oldest immutable memtable, then,
- * with compact, one compaction.  Never waits for the locks (whoever holds
- * them is doing the work).
- *
- * compact only when no worker serves the index: a compaction here runs
- * under the inserting statement's snapshot, and one of the whole last
- * level lasts minutes beyond memory.  In a capped 20-minute ingest
- * (2026-12-07) one INSERT merged levels 3 and 4 this way for about two
- * minutes while its snapshot kept every retired extent from reuse: the
- * free list filled, merges could no longer cut pieces, and the file grew
- * from 5 to 12 GB.  A worker merges without a snapshot.
+ * Do maintenance in this backend, because no worker can be had: flush the
+ * oldest immutable memtable, then one compaction.  Never waits for the
+ * locks (whoever holds them is doing the work).
  */
 static bool
-LsmSelfServe(Relation index, uint32 l0_runs, bool compact)
+LsmSelfServe(Relation index, uint32 l0_runs)
 {
 	bool		done = false;
 
@@ -109,7 +100,7 @@ LsmSelfServe(Relation index, uint32 l0_runs, bool compact)
 		}
 		PG_END_TRY();
 	}
-	if (compact && LsmCompactLockConditional(index))
+	if (LsmCompactLockConditional(index))
 	{
 		PG_TRY();
 		{
@@ -263,7 +254,6 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		if (stall)
 		{
 			bool		serve;
-			bool		workers;
 			uint32		l0_runs;
 
 			if (!counted)
@@ -297,14 +287,12 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 			l0_runs = slot->l0_runs;
 			LsmSlotRelease(index, slot);
 			LsmWakeWorkers(MyDatabaseId);
-			workers = LsmWorkersServe(index);
-			serve = !workers ||
+			serve = !LsmWorkersServe(index) ||
 				TimestampDifferenceExceeds(stall_start, GetCurrentTimestamp(),
 										   LSM_STALL_SELF_SERVE_MS);
-			/* work ourselves if no worker does (only flush if one does but
-			 * is late); else (or if the locks are busy) wait for a flush or
-			 * compaction to end */
-			if (!serve || !LsmSelfServe(index, l0_runs, !workers))
+			/* work ourselves if no worker does; else (or if the locks are
+			 * busy) wait for a flush or compaction to end */
+			if (!serve || !LsmSelfServe(index, l0_runs))
 				(void) ConditionVariableTimedSleep(&slot->cv, 10,
 												   LsmWaitEventNamed("LsmInsertStall",
 																	 &wait_event_stall));
@@ -360,7 +348,7 @@ LsmInsertBatch(Relation index, const LsmLogEntry *ents, int n, volatile int *don
 		pgstat_report_wait_end();
 	}
 	if (self_serve)
-		(void) LsmSelfServe(index, l0, true);	/* no worker serves */
+		(void) LsmSelfServe(index, l0);
 }
 
 /* ------------------------------------------------------------------------
