@@ -85,8 +85,8 @@
 # largest free extent, and the free pages in holes smaller than 3/4 of the
 # deepest level's median piece (too small for the next piece of that level:
 # LsmPieceExtentSize); and ingest_xmin_KEY_VAR.txt, at each of those
-# samples the session holding the oldest snapshot (retired pages wait for
-# it to end); and, from lsm_am.log_maintenance (on for the run), every
+# samples the process holding the oldest xid or snapshot xmin (retired
+# pages wait for it to end); and, from lsm_am.log_maintenance (on for the run), every
 # job's log line in ingest_jobs_KEY_VAR.txt, and in the results the jobs
 # logged, those whose output outgrew its extent and was copied to a larger
 # one (jobs_moved), and the pages they copied (pages_moved).
@@ -308,7 +308,9 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 			if [ "$trace" = 1 ] && [ $((i % 3)) = 0 ]; then
 				q "SELECT extract(epoch FROM statement_timestamp()), pg_relation_size('ing_k') / 8192, kind, level, start_block, pages, coalesce(reuse_after, '') FROM lsm_am.manifest('ing_k')" >>"$WORK/manifest.txt" || true
 				# who holds the oldest snapshot (retired pages wait for it)
-				q "SELECT extract(epoch FROM clock_timestamp()), backend_type, age(backend_xmin) || ' xids', regexp_replace(left(query, 60), '[|\s]+', ' ', 'g') FROM pg_stat_activity WHERE backend_xmin IS NOT NULL AND pid <> pg_backend_pid() ORDER BY age(backend_xmin) DESC LIMIT 1" >>"$WORK/xmin.txt" || true
+				# (an old xid holds every snapshot's xmin back: the process
+				# with the oldest xid or xmin, whichever is older)
+				q "SELECT extract(epoch FROM clock_timestamp()), backend_type, greatest(age(backend_xid), age(backend_xmin)) || CASE WHEN age(backend_xid) >= coalesce(age(backend_xmin), 0) THEN ' xids (its xid)' ELSE ' xids' END, regexp_replace(left(query, 60), '[|\s]+', ' ', 'g') FROM pg_stat_activity WHERE (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND pid <> pg_backend_pid() ORDER BY greatest(age(backend_xid), age(backend_xmin)) DESC LIMIT 1" >>"$WORK/xmin.txt" || true
 			fi
 			i=$((i + 1))
 			# the disk nearly full (a fast variant over a long run): end the
