@@ -384,6 +384,16 @@ LsmReadRunBounds(Relation index, const LsmRunRef *ref,
 }
 
 /*
+ * The keys a filter is sized for, for pages of output from inputs of
+ * in_keys entries in in_pages pages (a quarter more, and 16).
+ */
+static uint64
+LsmKeysFor(uint64 in_keys, uint64 in_pages, uint64 pages)
+{
+	return (uint64) ((double) in_keys * pages * 1.25 / (double) Max(in_pages, 1)) + 16;
+}
+
+/*
  * Merge the runs inputs[0..nin) into one new run at level, or, when
  * out->piece_pages > 0, into runs of about that many data pages each
  * (pieces, lsmpiece.c; at most out->max_pieces): stream them through the
@@ -441,8 +451,7 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 	if (cut)
 	{
 		/* a filter sized for a piece: the keys of piece_pages input pages */
-		piece_keys = (uint64) ((double) est_keys * out->piece_pages * 1.25 /
-							   (double) Max(est_pages, 1)) + 16;
+		piece_keys = LsmKeysFor(est_keys, est_pages, out->piece_pages);
 		/* and its extent: data, fences and filter */
 		piece_target = out->piece_pages + out->piece_pages / 16 + 4;
 		if (piece_keys >= est_keys || est_pages < (uint64) out->piece_pages * 3 / 2)
@@ -514,8 +523,7 @@ LsmMergeRuns(Relation index, const LsmRunRef *inputs, int nin, uint16 level,
 				left = Min(left + left / 8 + 4, MaxBlockNumber / 4);
 				if (left > target)
 				{
-					keys = (uint64) ((double) est_keys * left * 1.25 /
-									 (double) Max(est_pages, 1)) + 16;
+					keys = LsmKeysFor(est_keys, est_pages, left);
 					target = (uint32) left;
 				}
 			}

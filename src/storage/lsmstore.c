@@ -37,6 +37,9 @@
 #include "lsmowner.h"
 #include "lsmfault.h"
 
+/* See lsm_storage.h. */
+uint64		lsm_moved_pages = 0;
+
 /* Initialise an lsm page of the given kind. */
 void
 LsmInitPage(Page page, uint16 kind, uint32 owner)
@@ -426,8 +429,6 @@ LsmRunWriterBuffer(LsmRunWriter *w, uint32 rel, BufferAccessStrategy strategy)
 	return ReadBufferExtended(w->index, MAIN_FORKNUM, w->start + rel,
 							  RBM_ZERO_AND_LOCK, strategy);
 }
-
-uint64		lsm_moved_pages = 0;
 
 /* Write a page image to relative page rel of the run. */
 static void
