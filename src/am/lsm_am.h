@@ -44,10 +44,12 @@ extern IndexBuildResult *lsmbuild(Relation heap, Relation index, IndexInfo *inde
 extern void lsmbuildempty(Relation index);
 extern char *lsmbuildphasename(int64 phasenum);
 
-/* lsminsert.c: the backend's pending batches; start-up (_PG_init list) */
+/* lsminsert.c: the backend's pending batches */
 extern void LsmPushPending(Relation index);
+extern void LsmPushAllPending(bool drop);
 extern void LsmForgetPending(Relation index);
-extern void LsmInsertInit(void);
+extern bool LsmHasPending(void);
+extern void LsmUnbufferedStatement(bool begin);
 extern bool lsminsert(Relation index, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,
@@ -55,6 +57,9 @@ extern bool lsminsert(Relation index, Datum *values, bool *isnull,
 
 /* lsminsert.c: one entry into the index at once, not buffered */
 extern void LsmInsertEntryNow(Relation index, const uint8 *entry, int len);
+
+/* lsmhooks.c: the executor and utility hooks (start-up, _PG_init list) */
+extern void LsmInsertInit(void);
 
 /* lsmunique.c: aminsert of a unique index; CREATE UNIQUE INDEX's duplicates */
 extern bool LsmUniqueInsert(Relation index, Datum *values, bool *isnull,

@@ -21,8 +21,8 @@
  * truncated or rebuilt later in the transaction has a new relfilenode: its
  * old buffer is dropped, as the rows it indexed are gone or re-indexed.
  *
- * Hooks push everything before utility commands (DDL may move an index
- * without rebuilding it) and parallel plans (workers cannot see our
+ * Hooks (lsmhooks.c) push everything before utility commands (DDL may move
+ * an index without rebuilding it) and parallel plans (workers cannot see our
  * buffers), and make INSERT ... ON CONFLICT unbuffered (a killed speculative
  * tuple's TID may be reused at once); doc/impl.md "Insert path" has why.
  *
@@ -38,12 +38,8 @@
 
 #include "access/relation.h"
 #include "access/xact.h"
-#include "access/parallel.h"
 #include "access/xlog.h"
 #include "catalog/pg_class.h"
-#include "executor/executor.h"
-#include "nodes/plannodes.h"
-#include "tcop/utility.h"
 #include "executor/instrument.h"
 #include "pgstat.h"
 #include "utils/timestamp.h"
@@ -375,12 +371,9 @@ static bool lsm_xact_callback_registered = false;
 
 /* Push each entry at once: after our pre-commit push ... */
 static bool lsm_unbuffered_xact = false;
-/* ... and while an INSERT ... ON CONFLICT runs (see LsmExecutorStart) */
+/* ... and while an INSERT ... ON CONFLICT runs (LsmUnbufferedStatement) */
 static int	lsm_unbuffered_stmts = 0;
 
-static ExecutorStart_hook_type prev_ExecutorStart = NULL;
-static ExecutorEnd_hook_type prev_ExecutorEnd = NULL;
-static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 
 /* Drop every buffer (transaction end). */
 static void
@@ -501,7 +494,7 @@ LsmPushPending(Relation index)
  * them all (commit: an index dropped, or rebuilt by this transaction, has
  * lost those rows or re-read them from the heap).
  */
-static void
+void
 LsmPushAllPending(bool drop)
 {
 	LsmPending *p = lsm_pending;
@@ -675,6 +668,28 @@ LsmInsertEntryNow(Relation index, const uint8 *entry, int len)
 	LsmPendingPush(index, LsmPendingAppend(index, entry, len));
 }
 
+/* Does this backend hold entries not yet in their index (or a buffer)? */
+bool
+LsmHasPending(void)
+{
+	return lsm_pending != NULL;
+}
+
+/*
+ * An INSERT ... ON CONFLICT starts (begin) or ends: while one runs, every
+ * entry is pushed at once (lsmhooks.c, LsmExecutorStart, has why).  A
+ * statement ended by an ERROR does not come back: transaction end resets
+ * the count.
+ */
+void
+LsmUnbufferedStatement(bool begin)
+{
+	if (begin)
+		lsm_unbuffered_stmts++;
+	else if (lsm_unbuffered_stmts > 0)
+		lsm_unbuffered_stmts--;
+}
+
 /* aminsert */
 bool
 lsminsert(Relation index, Datum *values, bool *isnull,
@@ -709,107 +724,4 @@ lsminsert(Relation index, Datum *values, bool *isnull,
 		lsm_unbuffered_stmts > 0)
 		LsmPendingPush(index, p);
 	return false;
-}
-
-/* ------------------------------------------------------------------------
- * Hooks: where buffered entries must be in the index before PostgreSQL goes
- * on without asking the index
- * ------------------------------------------------------------------------ */
-
-/* Does the plan insert with ON CONFLICT (also in a data-modifying WITH)? */
-static bool
-LsmPlanHasOnConflict(PlannedStmt *ps)
-{
-	ListCell   *lc;
-
-	if (ps->commandType == CMD_SELECT && !ps->hasModifyingCTE)
-		return false;
-	if (ps->planTree && IsA(ps->planTree, ModifyTable) &&
-		((ModifyTable *) ps->planTree)->onConflictAction != ONCONFLICT_NONE)
-		return true;
-	foreach(lc, ps->subplans)
-	{
-		Plan	   *sp = (Plan *) lfirst(lc);
-
-		if (sp && IsA(sp, ModifyTable) &&
-			((ModifyTable *) sp)->onConflictAction != ONCONFLICT_NONE)
-			return true;
-	}
-	return false;
-}
-
-/*
- * Before a query runs:
- * - a parallel plan: push everything, since parallel workers read the index
- *   (a plain index scan can run inside a worker, e.g. under a Nested Loop
- *   on a parallel seq scan) and cannot see this backend's buffers;
- * - INSERT ... ON CONFLICT: a speculative heap tuple that loses the race is
- *   killed at once (heap_abort_speculative), VACUUM may remove it and hand
- *   its TID to another row while our entry for it would still be buffered;
- *   so such statements push every entry at once, into the memtable, where
- *   VACUUM finds it.
- */
-static void
-LsmExecutorStart(QueryDesc *queryDesc, int eflags)
-{
-	if (lsm_pending != NULL && !IsParallelWorker() &&
-		queryDesc->plannedstmt->parallelModeNeeded)
-		LsmPushAllPending(false);
-	if (LsmPlanHasOnConflict(queryDesc->plannedstmt))
-		lsm_unbuffered_stmts++;
-	if (prev_ExecutorStart)
-		prev_ExecutorStart(queryDesc, eflags);
-	else
-		standard_ExecutorStart(queryDesc, eflags);
-	/* unique lsm indexes pass PostgreSQL 15's btree-only check (lsmunique.c) */
-	if (LsmPlanHasOnConflict(queryDesc->plannedstmt))
-		LsmSpeculativeOpen(queryDesc);
-}
-
-static void
-LsmExecutorEnd(QueryDesc *queryDesc)
-{
-	/* (after an ERROR this is not called: transaction end resets it) */
-	if (lsm_unbuffered_stmts > 0 && LsmPlanHasOnConflict(queryDesc->plannedstmt))
-		lsm_unbuffered_stmts--;
-	if (prev_ExecutorEnd)
-		prev_ExecutorEnd(queryDesc);
-	else
-		standard_ExecutorEnd(queryDesc);
-}
-
-/*
- * Before any utility command but transaction control: push everything.  DDL
- * can move an index's contents without rebuilding it (ALTER INDEX ... SET
- * TABLESPACE copies its pages to a new relfilenode; ALTER COLUMN TYPE may
- * keep an index's relfilenode under a new OID), after which the buffers
- * would no longer match the index and be dropped at commit.
- */
-static void
-LsmProcessUtility(PlannedStmt *pstmt, const char *queryString,
-				  bool readOnlyTree, ProcessUtilityContext context,
-				  ParamListInfo params, QueryEnvironment *queryEnv,
-				  DestReceiver *dest, QueryCompletion *qc)
-{
-	if (lsm_pending != NULL && !IsA(pstmt->utilityStmt, TransactionStmt) &&
-		IsTransactionState() && !IsAbortedTransactionBlockState())
-		LsmPushAllPending(false);
-	if (prev_ProcessUtility)
-		prev_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-							params, queryEnv, dest, qc);
-	else
-		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
-								params, queryEnv, dest, qc);
-}
-
-/* _PG_init */
-void
-LsmInsertInit(void)
-{
-	prev_ExecutorStart = ExecutorStart_hook;
-	ExecutorStart_hook = LsmExecutorStart;
-	prev_ExecutorEnd = ExecutorEnd_hook;
-	ExecutorEnd_hook = LsmExecutorEnd;
-	prev_ProcessUtility = ProcessUtility_hook;
-	ProcessUtility_hook = LsmProcessUtility;
 }
