@@ -210,7 +210,10 @@ LsmPublishCompaction(Relation index, const LsmRunRef *inputs, int nin,
 	UnlockReleaseBuffer(metabuf);
 	LsmCompactionDone(index, copy, !relocated, outs, (outs != NULL && !relocated) ? nouts : 0);
 	if (outs != NULL)
+	{
+		LsmRunCacheForget(index, inputs, nin);
 		LsmRunCacheWarm(index, copy, outs, nouts);
+	}
 	pfree(copy);
 }
 

@@ -249,6 +249,50 @@ LsmMetaCachePut(const LsmMetaKey *key, const uint8 *src, int len, bool filter)
 }
 
 /*
+ * Drop the entries of runs run_ids[0..n) of the index incarnation that
+ * index_key names (its dbid, relnumber and instance_id; run_id and rel are
+ * ignored): runs a merge or relocation just retired.  Their pages would
+ * otherwise keep slots until the clock came round to them with no use
+ * left, and after an ingest of minutes most of a small cache held pages of
+ * runs long merged away.  A scan that still reads a retired run finds its
+ * pages in buffers, and may put them back; the clock then ages them out as
+ * before.  A pass over the slots under the lock, exclusive: a merge's
+ * inputs number at most a few dozen.  Returns the entries dropped.
+ */
+int
+LsmMetaCacheForget(const LsmMetaKey *index_key, const uint32 *run_ids, int n)
+{
+	int			dropped = 0;
+
+	if (lsm_meta == NULL || n <= 0)
+		return 0;
+	LWLockAcquire(lsm_meta_lock, LW_EXCLUSIVE);
+	for (int i = 0; i < lsm_meta->nslots; i++)
+	{
+		LsmMetaSlot *s = &lsm_meta->slots[i];
+		bool		retired = false;
+
+		if (!s->used || s->key.relnumber != index_key->relnumber ||
+			s->key.dbid != index_key->dbid ||
+			s->key.instance_id != index_key->instance_id)
+			continue;
+		for (int j = 0; j < n && !retired; j++)
+			retired = s->key.run_id == run_ids[j];
+		if (!retired)
+			continue;
+		hash_search(lsm_meta_map, &s->key, HASH_REMOVE, NULL);
+		if (s->filter)
+			lsm_meta->nfilter--;
+		s->used = false;
+		s->filter = false;
+		pg_atomic_write_u32(&s->usage, 0);
+		dropped++;
+	}
+	LWLockRelease(lsm_meta_lock);
+	return dropped;
+}
+
+/*
  * Does the cache hold key?  (No use counted: for a warm that skips what
  * is already there, LsmRunCacheWarmIndex.)
  */

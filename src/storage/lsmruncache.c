@@ -521,6 +521,27 @@ LsmLargeLevels(const LsmRunRef *runs, int nruns, double *share)
 }
 
 /*
+ * Runs[0..nruns) were just retired (a merge's inputs, a relocated run's
+ * original): drop their pages from the shared metadata cache, so that the
+ * slots go to live runs' pages (LsmMetaCacheForget).  Nothing when the
+ * cache is off.
+ */
+void
+LsmRunCacheForget(Relation index, const LsmRunRef *runs, int nruns)
+{
+	LsmMetaKey	key;
+	uint32	   *ids;
+
+	if (nruns <= 0 || !LsmRunCacheMetaKey(index, &runs[0], 0, &key))
+		return;
+	ids = palloc(sizeof(uint32) * nruns);
+	for (int i = 0; i < nruns; i++)
+		ids[i] = runs[i].run_id;
+	(void) LsmMetaCacheForget(&key, ids, nruns);
+	pfree(ids);
+}
+
+/*
  * Put the header and fence pages of runs[0..nruns), just published by a
  * flush, merge or build into manifest m, into the shared metadata cache,
  * and the filter pages of those outside m's large levels (level 0 always):
