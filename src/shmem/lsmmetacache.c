@@ -25,8 +25,10 @@
  *  - A run's pages never change once the run is published (VACUUM rewrites
  *    data pages only), and run ids are never reused within an incarnation:
  *    a key's bytes stay right for the run's life, and an entry of a retired
- *    run is just never asked for again until the clock evicts it.  Only
- *    pages of published runs are put (the callers' rule).  The cache lives
+ *    run is never asked for again: the merge that retires it drops it
+ *    (LsmMetaCacheForget), or, put back by a scan that still read the run,
+ *    the clock evicts it.  Only pages of published runs are put (the
+ *    callers' rule).  The cache lives
  *    in shared memory, which a crash restart initialises anew.
  *  - Replacement is a clock over the slots (usage counts as shared buffers
  *    have).  Filter pages take at most three quarters of the slots, so the
