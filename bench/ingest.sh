@@ -7,7 +7,8 @@
 #                        [--clients N] [--batch N] [--bin S]
 #                        [--read-reps N] [--read-seconds S] [--no-reads]
 #                        [--cap MIB [--preload X] [--cold-reads]] [--ceiling-seconds S]
-#                        [--space-trace] [--out DIR]                   (as root)
+#                        [--space-trace] [--set 'NAME = VALUE' ...] [--out DIR]
+#                                                                      (as root)
 #
 # (b) For each key kind (--keys, default rand-int8,rand-uuid,time-int8) and
 # each variant (--variants, default noindex,btree,lsm,lsm-tiered,lsm-lazy), on
@@ -91,6 +92,11 @@
 # logged, those whose output outgrew its extent and was copied to a larger
 # one (jobs_moved), and the pages they copied (pages_moved).
 #
+# --set 'NAME = VALUE' (repeatable): a line added to the cluster's
+# postgresql.conf after the benchmark's own (so it wins), for every variant:
+# for example --set "lsm_am.metadata_cache_size = '160MB'".  The results
+# and the table's heading name them.
+#
 # Compaction policies: each variant is NAME|CREATE INDEX clause; "lsm" is the
 # default (leveled), lsm-tiered and lsm-lazy the others (or pass --variant
 # 'NAME|USING lsm (k) WITH (...)'); "noindex" has no index.
@@ -124,6 +130,7 @@ CAP=
 PRELOAD_X=
 COLD_READS=0
 SPACE_TRACE=0
+SETTINGS=()
 OUT=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -145,6 +152,8 @@ while [ $# -gt 0 ]; do
 	--cold-reads) COLD_READS=1; shift ;;
 	--space-trace) SPACE_TRACE=1; shift ;;
 	--ceiling-seconds) CEILING_SECONDS=${2:?}; shift 2 ;;
+	--set) [[ ${2:?} == *=* ]] || lsm_die "--set wants 'NAME = VALUE', got '$2'"
+		SETTINGS+=("$2"); shift 2 ;;
 	--out) OUT=${2:?}; shift 2 ;;
 	-h | --help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
 	*) lsm_die "ingest.sh: unknown argument $1 (try --help)" ;;
@@ -223,7 +232,8 @@ if [ -n "$CAP" ]; then
 	[ "$DURATION" = "" ] || [ "$DURATION" -le 300 ] || WALDUMP=0
 fi
 bench_cluster ingest "max_wal_size = '1GB'" "checkpoint_timeout = '5min'" "autovacuum = off" \
-	"max_replication_slots = 4"
+	"max_replication_slots = 4" "${SETTINGS[@]}"
+[ ${#SETTINGS[@]} -eq 0 ] || lsm_log "settings added: $(IFS=';'; echo "${SETTINGS[*]}")"
 q "CREATE EXTENSION lsm_am" >/dev/null
 SB_BYTES=$(q "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'")
 # checkpoints so far: pg_stat_checkpointer from PostgreSQL 17 on
@@ -519,6 +529,11 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		# file pages per live page (runs, log, metapage), right at the end
 		add space_amp "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
 		q "SELECT lsm_am.wait_for_merges('ing_k', '10 minutes')" >/dev/null
+		# once idle: a worker with no merge left gives free space back
+		# (relocations, a shrink) when it gets the index's lock at once;
+		# wait until no worker works on the index and the file has kept its
+		# size for 10 s (at most 5 minutes)
+		add idle_wait_s "$(wait_idle)"
 		add space_amp_idle "$(q "SELECT round(space_amplification::numeric, 2) FROM lsm_am.maintenance_stats('ing_k')")"
 		# pages dropped because the metapage's free list was full: must stay 0
 		add leaked_pages "$(q "SELECT leaked_pages FROM lsm_am.maintenance_stats('ing_k')")"
@@ -544,6 +559,20 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 # (maintenance_stats' pages_written_per_level, less its value before the
 # run): the pages written into level i per page flushed into level 0,
 # write_amp_level_i; their sum plus 1 is the whole, per page flushed.
+wait_idle() { # seconds until no lsm_am worker works on ing_k and its file kept its size for 10 s (<= 300)
+	local prev="" cur busy same=0 t=0
+	while [ "$t" -lt 300 ]; do
+		cur=$(q "SELECT pg_relation_size('ing_k')")
+		busy=$(q "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'lsm_am worker' AND state = 'active' AND query LIKE '%ing_k%'")
+		if [ "$cur" = "$prev" ] && [ "$busy" = 0 ]; then same=$((same + 1)); else same=0; fi
+		[ "$same" -lt 5 ] || break
+		prev=$cur
+		sleep 2
+		t=$((t + 2))
+	done
+	echo "$t"
+}
+
 space_trace() { # space_trace MANIFEST_ROWS T0: where the file's pages were, a line per sample (MB)
 	awk -F'|' -v t0="$2" '
 		function flush(   L, tgt, n, i, j, x, small) {
@@ -864,6 +893,7 @@ BASE=${VAR_LIST[0]}
 	else
 		echo "(b) sustained ingest: $CLIENTS clients (pgbench), $BATCH rows per INSERT, until the btree is ~${MULT}x shared_buffers ($BENCH_SHARED_BUFFERS)"
 	fi
+	[ ${#SETTINGS[@]} -eq 0 ] || echo "    with $(IFS=';'; echo "${SETTINGS[*]}" | sed 's/;/; /g') (--set, last in postgresql.conf)"
 	printf '  %-10s %-8s %11s %9s %10s %8s %8s %9s %8s %9s %10s %10s %9s %6s\n' key index rows "rows/s" "rows/s" p50 p99 "p99 last" max "WAL B" "index WAL" "index MB" "x shared" ckpts
 	printf '  %-10s %-8s %11s %9s %10s %8s %8s %9s %8s %9s %10s %10s %9s %6s\n' "" "" "" all "last 1/3" ms ms "1/3 ms" ms "/row" "B/row" "" buffers ""
 	for key in "${KEY_LIST[@]}"; do
@@ -887,7 +917,7 @@ BASE=${VAR_LIST[0]}
 	echo
 	echo "(b) index size over time (MB at 25/50/75% of the run, largest sample, end) and lsm space amplification"
 	echo "    (file pages / live pages: runs, log, metapage; the largest and the median of the 5 s samples, at the"
-	echo "    end, once merges are idle, after VACUUM), and lsm's leaked pages (dropped because the metapage's free"
+	echo "    end, once the workers are idle: no merge left and the file unchanged for 10 s, after VACUUM), and lsm's leaked pages (dropped because the metapage's free"
 	echo "    list was full; anything but 0 is a bug)"
 	printf '  %-10s %-11s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %9s %8s\n' key index "25%" "50%" "75%" max end "amp max" "amp med" "amp end" "amp idle" "VACUUM MB" "amp VAC" leaked
 	for key in "${KEY_LIST[@]}"; do

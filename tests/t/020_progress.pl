@@ -9,6 +9,8 @@
 #      pages done growing towards the total, the worker's pid; the worker's
 #      pg_stat_activity row names the job and the schema-qualified index;
 #      when it ends, the progress row goes and the worker is idle again;
+#      lsm_am.wait_for_merges() meanwhile holds no lock on the index while
+#      it sleeps (it would keep a worker's idle shrink from the index);
 #  (c) lsm_am.compact() in a backend: a compaction row with its input runs
 #      and levels; a role without SELECT on the table sees no row of it,
 #      with SELECT (or pg_read_all_stats) it does;
@@ -114,7 +116,28 @@ poll_until(qq{SELECT pages_done >= 3 AND pages_done <= pages_total FROM lsm_am.p
 	WHERE pid = $wpid AND kind = 'flush'}, 't', 'pages done grow towards the total');
 is(sql("SELECT running FROM lsm_am.indexes WHERE indexrelname = 't_k'"), 'flush',
 	'lsm_am.indexes shows the flush running');
+# wait_for_merges() while the flush runs: it locks the index only while it
+# looks, not while it sleeps (a worker's idle shrink needs the lock at once)
+my $waiter = $node->background_psql('postgres');
+my $wtpid = $waiter->query_safe('SELECT pg_backend_pid()');
+$wtpid =~ s/\s+//g;
+$waiter->query_until(qr/waiting/, q{\echo waiting
+SELECT lsm_am.wait_for_merges('t_k', '5 minutes');
+});
+poll_until(qq{SELECT wait_event_type FROM pg_stat_activity WHERE pid = $wtpid}, 'Extension',
+	'wait_for_merges() waits for the flush');
+my $held = 0;
+for (1 .. 10)
+{
+	$held++ if sql(qq{SELECT count(*) FROM pg_locks WHERE pid = $wtpid AND relation = 't_k'::regclass}) ne '0';
+	usleep(100_000);
+}
+is(sql(qq{SELECT count(*) FROM lsm_am.progress WHERE pid = $wpid AND kind = 'flush'}), '1',
+	'the flush still ran after those looks');
+cmp_ok($held, '<', 10, "wait_for_merges() holds no lock on the index while it sleeps (held in $held of 10 looks)");
 server_set('lsm_am.flush_delay_ms', undef);
+like($waiter->query_safe('SELECT 1'), qr/^t$/m, 'wait_for_merges() returns true when the flush is done');
+$waiter->quit;
 poll_until(q{SELECT count(*) FROM lsm_am.progress}, '0', 'the progress row goes when the flush ends');
 poll_until(qq{SELECT state FROM pg_stat_activity WHERE pid = $wpid}, 'idle', 'the worker is idle again');
 like(sql("SELECT wait_event_type || ' ' || wait_event FROM pg_stat_activity WHERE pid = $wpid"),
