@@ -128,6 +128,8 @@ LsmJobEnd(LsmJob *job, Relation index, const LsmRunRef *outs, int nouts)
 		appendStringInfo(&msg, " (" UINT64_FORMAT " entries, " UINT64_FORMAT " pages)",
 						 out_entries, out_pages);
 	}
+	if (job->reason != NULL)
+		appendStringInfo(&msg, "; reason: %s", job->reason);
 	if (lsm_moved_pages > job->moved0)
 		appendStringInfo(&msg, "; outgrew its extent: " UINT64_FORMAT " pages copied to a new one",
 						 lsm_moved_pages - job->moved0);

@@ -273,6 +273,7 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 		LsmRunRef	moved = inputs[0];
 
 		LsmJobBegin(&job, index, LSM_JOB_MOVE, inputs, 1, 0, pick->output_level, 0);
+		job.reason = pick->reason;
 		LsmPublishCompaction(index, inputs, 1, NULL, 0, pick->output_level, false);
 		moved.level = pick->output_level;
 		LsmJobEnd(&job, index, &moved, 1);
@@ -281,6 +282,7 @@ LsmCompactOnceGuts(Relation index, const LsmStop *stop)
 	{
 		LsmJobBegin(&job, index, LSM_JOB_COMPACTION, inputs, (int) pick->ninputs, 0,
 					pick->output_level, (int64) in_pages);
+		job.reason = pick->reason;
 		/* leveled: the output is cut into pieces (lsmpiece.c) */
 		out.piece_pages = LsmPiecePages(index, meta, pick->output_level);
 		out.max_pieces = LsmPieceLimit(meta, pick->ninputs);

@@ -50,6 +50,8 @@ typedef struct LsmJob
 	uint64		in_entries;		/* of the runs, or of the memtable */
 	uint64		in_pages;
 	int			output_level;
+	const char *reason;			/* why the picker chose it (static text), or
+								 * NULL: not the picker's (flush, compact()) */
 } LsmJob;
 
 extern void LsmJobBegin(LsmJob *job, Relation index, LsmJobKind kind,

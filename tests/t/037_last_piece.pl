@@ -69,6 +69,10 @@ note scalar(@merges) . " merges logged, $two of them in 2 pieces";
 cmp_ok(scalar(@merges), '>', 10, 'the workers merged (compaction log lines)');
 cmp_ok($two, '>', 0, 'some merges wrote 2 pieces');
 is($more, 0, 'no merge wrote more than 2 pieces');
+# each names the picker's reason (lsm_am.log_maintenance)
+my @unsaid = grep { !/; reason: (L0 trigger|(last )?level \d [a-z_ ]+|manifest pressure); / } @merges;
+is(scalar(@unsaid), 0, 'every merge line says why the picker chose it')
+  or diag join("\n", @unsaid[0 .. ($#unsaid < 4 ? $#unsaid : 4)]);
 
 # 2. no merge's output outgrew its extent
 my @grew = grep { /outgrew its extent/ } @merges;
