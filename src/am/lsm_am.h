@@ -50,6 +50,7 @@ extern void LsmPushAllPending(bool drop);
 extern void LsmForgetPending(Relation index);
 extern bool LsmHasPending(void);
 extern void LsmUnbufferedStatement(bool begin);
+extern bool LsmInUnbufferedStatement(void);
 extern bool lsminsert(Relation index, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,

@@ -55,17 +55,19 @@ LsmPlanHasOnConflict(PlannedStmt *ps)
 static void
 LsmExecutorStart(QueryDesc *queryDesc, int eflags)
 {
+	bool		on_conflict = LsmPlanHasOnConflict(queryDesc->plannedstmt);
+
 	if (LsmHasPending() && !IsParallelWorker() &&
 		queryDesc->plannedstmt->parallelModeNeeded)
 		LsmPushAllPending(false);
-	if (LsmPlanHasOnConflict(queryDesc->plannedstmt))
+	if (on_conflict)
 		LsmUnbufferedStatement(true);
 	if (prev_ExecutorStart)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
 	/* unique lsm indexes pass PostgreSQL 15's btree-only check (lsmunique.c) */
-	if (LsmPlanHasOnConflict(queryDesc->plannedstmt))
+	if (on_conflict)
 		LsmSpeculativeOpen(queryDesc);
 }
 
@@ -73,7 +75,7 @@ static void
 LsmExecutorEnd(QueryDesc *queryDesc)
 {
 	/* (after an ERROR this is not called: transaction end resets it) */
-	if (LsmPlanHasOnConflict(queryDesc->plannedstmt))
+	if (LsmInUnbufferedStatement() && LsmPlanHasOnConflict(queryDesc->plannedstmt))
 		LsmUnbufferedStatement(false);
 	if (prev_ExecutorEnd)
 		prev_ExecutorEnd(queryDesc);

@@ -690,6 +690,13 @@ LsmUnbufferedStatement(bool begin)
 		lsm_unbuffered_stmts--;
 }
 
+/* Does an INSERT ... ON CONFLICT run (LsmUnbufferedStatement)? */
+bool
+LsmInUnbufferedStatement(void)
+{
+	return lsm_unbuffered_stmts > 0;
+}
+
 /* aminsert */
 bool
 lsminsert(Relation index, Datum *values, bool *isnull,

@@ -341,7 +341,7 @@ extern bool LsmMetaCacheGet(const LsmMetaKey *key, uint8 *dst, int *len);
 extern void LsmMetaCachePut(const LsmMetaKey *key, const uint8 *src, int len,
 							bool filter);
 extern bool LsmMetaCacheHas(const LsmMetaKey *key);
-extern int	LsmMetaCacheForget(const LsmMetaKey *index_key, const uint32 *run_ids,
+extern void LsmMetaCacheForget(const LsmMetaKey *index_key, const uint32 *run_ids,
 							   int n);
 extern int	LsmMetaCacheCapacity(void);
 

@@ -259,15 +259,13 @@ LsmMetaCachePut(const LsmMetaKey *key, const uint8 *src, int len, bool filter)
  * runs long merged away.  A scan that still reads a retired run finds its
  * pages in buffers, and may put them back; the clock then ages them out as
  * before.  A pass over the slots under the lock, exclusive: a merge's
- * inputs number at most a few dozen.  Returns the entries dropped.
+ * inputs number at most a few dozen.
  */
-int
+void
 LsmMetaCacheForget(const LsmMetaKey *index_key, const uint32 *run_ids, int n)
 {
-	int			dropped = 0;
-
 	if (lsm_meta == NULL || n <= 0)
-		return 0;
+		return;
 	LWLockAcquire(lsm_meta_lock, LW_EXCLUSIVE);
 	for (int i = 0; i < lsm_meta->nslots; i++)
 	{
@@ -288,10 +286,8 @@ LsmMetaCacheForget(const LsmMetaKey *index_key, const uint32 *run_ids, int n)
 		s->used = false;
 		s->filter = false;
 		pg_atomic_write_u32(&s->usage, 0);
-		dropped++;
 	}
 	LWLockRelease(lsm_meta_lock);
-	return dropped;
 }
 
 /*

@@ -411,9 +411,10 @@ extern uint32 LsmLargeLevels(const LsmRunRef *runs, int nruns, double *share);
 /* into the shared metadata cache: the header and fence pages of runs just
  * published in manifest m, and the filter pages of those not in one of its
  * large levels (lsmruncache.c) */
-extern void LsmRunCacheForget(Relation index, const LsmRunRef *runs, int nruns);
 extern void LsmRunCacheWarm(Relation index, const LsmMetaPageData *m,
 							const LsmRunRef *runs, int nruns);
+/* out of the shared metadata cache: the pages of runs just retired */
+extern void LsmRunCacheForget(Relation index, const LsmRunRef *runs, int nruns);
 /* what LsmRunCacheWarmIndex did */
 typedef struct LsmWarmResult
 {

@@ -537,7 +537,7 @@ LsmRunCacheForget(Relation index, const LsmRunRef *runs, int nruns)
 	ids = palloc(sizeof(uint32) * nruns);
 	for (int i = 0; i < nruns; i++)
 		ids[i] = runs[i].run_id;
-	(void) LsmMetaCacheForget(&key, ids, nruns);
+	LsmMetaCacheForget(&key, ids, nruns);
 	pfree(ids);
 }
 
