@@ -133,6 +133,34 @@ agree('three indexes, two slots', $_, "${_}_k") for ('a', 'b', 'c');
 unlike(slurp_file($node->logfile), qr/PANIC|TRAP|terminated by signal/, 'part 1: no crash');
 
 # ------------------------------------------------ part 2: disk full
+
+# A statement on the full disk ends, with an ERROR or done, within seconds.
+# One that has not ended after FULL_DISK_WAIT seconds is a failure: report
+# what every backend is waiting for, then stop here (later steps would wait
+# behind it) instead of leaving the harness to kill the test at its timeout
+# with nothing to show (a CI run of 2026-12-07 on 18 hung in this loop).
+use constant FULL_DISK_WAIT => 180;
+sub on_full_disk
+{
+	my ($stmt) = @_;
+	my $timed_out = 0;
+	my ($r, $o, $e) = $node->psql('postgres',
+		'SET statement_timeout = \'' . FULL_DISK_WAIT . "s'; $stmt",
+		timeout => FULL_DISK_WAIT + 30, timed_out => \$timed_out);
+	return ($r, $o, $e) unless $timed_out || ($e // '') =~ /statement timeout/;
+	fail("on a full disk, '$stmt' ended within " . FULL_DISK_WAIT . ' s');
+	for my $q (
+		"SELECT pid, backend_type, state, wait_event_type, wait_event, now() - query_start, left(query, 70) FROM pg_stat_activity ORDER BY pid",
+		"SELECT locktype, relation::regclass, page, mode, granted, pid FROM pg_locks WHERE NOT granted OR locktype IN ('page', 'extend')",
+		"SELECT * FROM lsm_am.maintenance_stats('t_k')")
+	{
+		my ($qr, $qo, $qe) = $node->psql('postgres', $q, timeout => 30,
+			extra_params => [ '-x' ]);
+		diag("$q:\n$qo$qe");
+	}
+	$node->stop('immediate');
+	BAIL_OUT("a statement on a full disk did not end: $stmt");
+}
 SKIP:
 {
 	my $fs = $ENV{LSM_SMALL_FS};
@@ -164,7 +192,7 @@ SELECT lsm_am.flush('t_k');
 	my ($ok, $full) = (0, 0);
 	for my $i (1 .. 8)
 	{
-		my ($r, $o, $e) = $node->psql('postgres',
+		my ($r, $o, $e) = on_full_disk(
 			'INSERT INTO t SELECT (random() * 1e12)::int8 FROM generate_series(1, 20000)');
 		if ($r == 0) { $ok++ }
 		elsif ($e =~ /could not extend file .*No space left on device.*HINT:  Check free disk space/s) { $full++ }
@@ -174,7 +202,7 @@ SELECT lsm_am.flush('t_k');
 	cmp_ok($full, '>=', 1, "inserts on a full disk fail with 'No space left on device' ($full of 8)");
 	for my $f ("lsm_am.flush('t_k')", "lsm_am.compact('t_k')")
 	{
-		my ($r, $o, $e) = $node->psql('postgres', "SELECT $f");
+		my ($r, $o, $e) = on_full_disk("SELECT $f");
 		ok($r == 0 || $e =~ /No space left on device/, "$f on a full disk: done or 'No space left on device'")
 		  or diag($e);
 	}
