@@ -90,7 +90,11 @@
 # pages wait for it to end); and, from lsm_am.log_maintenance (on for the run), every
 # job's log line in ingest_jobs_KEY_VAR.txt, and in the results the jobs
 # logged, those whose output outgrew its extent and was copied to a larger
-# one (jobs_moved), and the pages they copied (pages_moved).
+# one (jobs_moved), and the pages they copied (pages_moved); and
+# ingest_merges_KEY_VAR.txt, the merges' input pages by input and output
+# level, with the pages all merges read (merged_pages) and the share of them
+# read by merges whose output stays on their inputs' level (same_level_pct:
+# the manifest's pressure, rewriting without moving anything down).
 #
 # --set 'NAME = VALUE' (repeatable): a line added to the cluster's
 # postgresql.conf after the benchmark's own (so it wins), for every variant:
@@ -485,6 +489,12 @@ ingest_one() { # ingest_one KEY VARIANT ROWS (ROWS empty: run for DURATION secon
 		add jobs_logged "$(wc -l <"$OUT/ingest_jobs_${key}_${var}.txt")"
 		add jobs_moved "$(grep -c 'outgrew its extent' "$OUT/ingest_jobs_${key}_${var}.txt" || true)"
 		add pages_moved "$(awk '{ if (match($0, /outgrew its extent: [0-9]+ pages/)) { s = substr($0, RSTART + 20, RLENGTH - 26); n += s } } END { print n + 0 }' "$OUT/ingest_jobs_${key}_${var}.txt")"
+		# where the merges' reads went: input pages by input and output
+		# level; same-level merges (the manifest's pressure) rewrite pages
+		# without moving them down
+		merge_levels "$OUT/ingest_jobs_${key}_${var}.txt" >"$OUT/ingest_merges_${key}_${var}.txt"
+		add merged_pages "$(awk '$1 == "#" && $2 == "merged_pages" { print $3 }' "$OUT/ingest_merges_${key}_${var}.txt")"
+		add same_level_pct "$(awk '$1 == "#" && $2 == "same_level_pct" { print $3 }' "$OUT/ingest_merges_${key}_${var}.txt")"
 		q "ALTER SYSTEM RESET lsm_am.log_maintenance" >/dev/null
 		q "SELECT pg_reload_conf()" >/dev/null
 		[ ! -s "$WORK/xmin.txt" ] || awk -F'|' -v t0="$t0" '{ printf "%7.0f %s, %s old: %s\n", $1 - t0, $2, $3, $4 }' "$WORK/xmin.txt" >"$OUT/ingest_xmin_${key}_${var}.txt"
@@ -571,6 +581,20 @@ wait_idle() { # seconds until no lsm_am worker works on ing_k and its file kept 
 		t=$((t + 2))
 	done
 	echo "$t"
+}
+
+merge_levels() { # merge_levels JOBS_LOG: merges' input pages by input -> output level
+	grep -ao 'compaction of index.*' "$1" | perl -ne '
+		if (/input: \d+ runs at levels? ([\d, ]+) \(\d+ entries, (\d+) pages\); output: \d+ runs at level (\d+)/) {
+			my ($in, $pages, $out) = ($1, $2, $3);
+			$n{"$in -> $out"}++; $p{"$in -> $out"} += $pages; $all += $pages;
+			$same += $pages if $in eq $out;
+		}
+		END {
+			printf "# merged_pages %d\n# same_level_pct %.1f\n", $all, $all ? 100 * $same / $all : 0;
+			printf "%-14s %7s %12s\n", "levels", "jobs", "input pages";
+			printf "%-14s %7d %12d\n", $_, $n{$_}, $p{$_} for sort { $p{$b} <=> $p{$a} } keys %p;
+		}'
 }
 
 space_trace() { # space_trace MANIFEST_ROWS T0: where the file's pages were, a line per sample (MB)

@@ -143,7 +143,8 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
 
 /*
  * Pieces per level: the size of a piece is the level's size (at least the
- * level-1 base, at most its target) divided by this, so one piece of level
+ * level-1 base, at most LSM_PIECE_MAX_OVER times its target) divided by
+ * this, so one piece of level
  * L covers about 1/LSM_PIECES_PER_LEVEL of the key space, and a merge of it
  * into level L+1 rewrites about that share of L+1 (plus a piece at each
  * end): the file peaks at the live data plus about 2/16 of the last level,
@@ -156,6 +157,17 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
 #define LSM_PIECES_PER_LEVEL	16
 /* No piece smaller than this (pages): tiny indexes keep a few runs. */
 #define LSM_PIECE_MIN_PAGES		32
+/*
+ * A level over its target is cut by its size, up to this many times its
+ * target.  Cut by its target, a level the merges had left behind held more
+ * pieces the further behind it was (level 2 of a capped 20-minute ingest at
+ * 2-3x its target: 26-48 pieces), the manifest stayed at the 96 runs where
+ * the picker merges neighbours of one level (45 of 75 samples), and those
+ * same-level merges rewrote 37% of all the pages merged (doc/benchmarks.md,
+ * "Pieces cut by the level's size").  Bounded so that one piece's merge stays
+ * a small share of the level below.
+ */
+#define LSM_PIECE_MAX_OVER		4
 
 /*
  * How many pieces CREATE INDEX cuts its run into (1: one run).  A leveled
@@ -201,7 +213,7 @@ LsmPiecePages(Relation index, const LsmMetaPageData *meta, uint32 level)
 	for (int i = 0; i < (int) meta->nruns; i++)
 		if (meta->runs[i].level == level)
 			pages += meta->runs[i].npages;
-	size = Min(target, Max(pages, base));
+	size = Min(target * LSM_PIECE_MAX_OVER, Max(pages, base));
 	size /= level == 1 ? LSM_PIECES_PER_LEVEL / 2 : LSM_PIECES_PER_LEVEL;
 	return (uint32) Min(Max(size, LSM_PIECE_MIN_PAGES), MaxBlockNumber / 4);
 }
