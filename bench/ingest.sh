@@ -682,6 +682,29 @@ quiet_io() {
 	q "CHECKPOINT" >/dev/null
 	sync
 }
+# read_one QUERY TAG REP: one latency run of QUERY, recorded under TAG; on
+# an lsm index, for point lookups, also the filter probes and the run data
+# pages per lookup (lookup_stats over that run; data pages read through
+# shared buffers or from the backend's copies alike)
+read_one() {
+	local qn=$1 tag=$2 rep=$3 lat pr dp lsmidx=
+	[[ $tag != lsm* || $tag == *+btree ]] || lsmidx=1
+	[ -z "$lsmidx" ] || q "SELECT lsm_am.reset_lookup_stats('ing_k')" >/dev/null
+	lat=$(read_latency "$qn")
+	csv_add "$RAW" reads "$rep" "$tag" "$key" "${qn}_ms" "$lat"
+	if [ -n "$lsmidx" ] && [[ $qn == point* ]]; then
+		read -r pr dp <<<"$(q "SELECT round(filter_probes::numeric / nullif(lookups, 0), 2), round(data_pages_read::numeric / nullif(lookups, 0), 2) FROM lsm_am.lookup_stats('ing_k')" | tr '|' ' ')"
+		csv_add "$RAW" reads "$rep" "$tag" "$key" "${qn}_probes" "${pr:--}"
+		csv_add "$RAW" reads "$rep" "$tag" "$key" "${qn}_data_pages" "${dp:--}"
+	fi
+}
+
+# levels_of TAG: the runs per level and each level's share of the entries
+levels_of() {
+	csv_add "$RAW" reads 1 "$1" "$key" levels "$(q "SELECT array_to_string(runs_per_level, '/') FROM lsm_am.index_summary('ing_k')")"
+	csv_add "$RAW" reads 1 "$1" "$key" level_pct "$(q "SELECT string_agg(round(100.0 * e / t)::text, '/' ORDER BY level) FROM (SELECT level, sum(entries) AS e, sum(sum(entries)) OVER () AS t FROM lsm_am.index_info('ing_k') GROUP BY level) l")"
+}
+
 reads_one() { # reads_one KEY VARIANT
 	local key=$1 var=$2
 	lsm_log "reads on $key / $var"
@@ -756,8 +779,7 @@ EOF
 	[ -n "$CAP" ] || quiet_io
 	for rep in $(seq 1 "$READ_REPS"); do
 		for qn in $READ_QUERIES; do
-			lat=$(read_latency "$qn")
-			csv_add "$RAW" reads "$rep" "$var" "$key" "${qn}_ms" "$lat"
+			read_one "$qn" "$var" "$rep"
 		done
 	done
 	[ -z "$CAP" ] || io_pass "$key" "$var"
@@ -766,13 +788,13 @@ EOF
 	# under a memory cap: the scale runs measure the index as ingest left it.)
 	if [[ $var == lsm* ]] && [ -z "$CAP" ]; then
 		csv_add "$RAW" reads 1 "$var" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
+		levels_of "$var"
 		csv_add "$RAW" reads 1 "$var" "$key" memtable_entries "$(q "SELECT memtable_entries FROM lsm_am.index_stats('ing_k')")"
 		q "SELECT lsm_am.flush('ing_k')" >/dev/null
 		csv_add "$RAW" reads 1 "$var+flushed" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
 		csv_add "$RAW" reads 1 "$var+flushed" "$key" memtable_entries 0
 		for qn in $READ_QUERIES; do
-			lat=$(read_latency "$qn")
-			csv_add "$RAW" reads 1 "$var+flushed" "$key" "${qn}_ms" "$lat"
+			read_one "$qn" "$var+flushed" "1"
 		done
 		# After a full compaction (one run): the figures the range-scan
 		# target speaks of, with repetitions like the first pass.
@@ -784,8 +806,7 @@ EOF
 		quiet_io
 		for rep in $(seq 1 "$READ_REPS"); do
 			for qn in $READ_QUERIES; do
-				lat=$(read_latency "$qn")
-				csv_add "$RAW" reads "$rep" "$var+compacted" "$key" "${qn}_ms" "$lat"
+				read_one "$qn" "$var+compacted" "$rep"
 			done
 		done
 		# A btree on the same rows, the reference of the read targets.  The
@@ -808,8 +829,7 @@ EOF
 		quiet_io
 		for rep in $(seq 1 "$READ_REPS"); do
 			for qn in $READ_QUERIES; do
-				lat=$(read_latency "$qn")
-				csv_add "$RAW" reads "$rep" "$var+btree" "$key" "${qn}_ms" "$lat"
+				read_one "$qn" "$var+btree" "$rep"
 			done
 		done
 	fi
@@ -1058,6 +1078,18 @@ BASE=${VAR_LIST[0]}
 			echo "   +compacted: after lsm_am.compact(), one run; median of $READ_REPS repetitions like the first pass."
 			echo "   +btree: a btree built over the same table (lsm's index dropped), the reference of the read targets:"
 			echo "   the btree row above holds only the rows btree itself inserted)"
+			for key in "${KEY_LIST[@]}"; do
+				for var in "${VAR_LIST[@]}"; do
+					[[ $var == lsm* ]] || continue
+					printf '  %-10s %-13s runs per level %s, entries per level %%%s\n' "$key" "$var" \
+						"$(M reads "$var" "$key" levels)" "$(M reads "$var" "$key" level_pct)"
+					for tag in "$var" "$var+flushed" "$var+compacted"; do
+						printf '  %-10s %-13s per lookup: filter probes %s, run data pages %s; missing key: %s, %s\n' "$key" "$tag" \
+							"$(M reads "$tag" "$key" point_probes)" "$(M reads "$tag" "$key" point_data_pages)" \
+							"$(M reads "$tag" "$key" pointmiss_probes)" "$(M reads "$tag" "$key" pointmiss_data_pages)"
+					done
+				done
+			done
 		else
 			echo
 			echo "(c) reads from disk, per statement: pages read from outside shared buffers (index + table), KB the backend"
