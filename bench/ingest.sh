@@ -243,6 +243,12 @@ bench_cluster ingest "max_wal_size = '1GB'" "checkpoint_timeout = '5min'" "autov
 	"max_replication_slots = 4" "${SETTINGS[@]}"
 [ ${#SETTINGS[@]} -eq 0 ] || lsm_log "settings added: $(IFS=';'; echo "${SETTINGS[*]}")"
 q "CREATE EXTENSION lsm_am" >/dev/null
+# pg_prewarm (contrib) puts the index under test into the page cache before
+# the in-memory reads (quiet_io); without it they start from whatever the
+# ingest left there
+PREWARM=1
+q "CREATE EXTENSION IF NOT EXISTS pg_prewarm" >/dev/null 2>&1 ||
+	{ PREWARM=0; lsm_log "no pg_prewarm here: the in-memory reads start from the page cache the ingest left"; }
 SB_BYTES=$(q "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers'")
 # checkpoints so far: pg_stat_checkpointer from PostgreSQL 17 on
 if [ "$(q "SHOW server_version_num")" -ge 170000 ]; then
@@ -675,12 +681,22 @@ write_amp() {
 
 # ---------------------------------------------------------------- (c) reads
 READ_QUERIES="point pointmiss range10 range1000 range100000 orderby"
-# quiet_io: a checkpoint and the page cache's dirty pages written out, so
-# that a latency pass right after compact() or a CREATE INDEX (gigabytes
-# written, fsync off) does not share the disk with their writeback
+# quiet_io INDEX: a checkpoint and the page cache's dirty pages written
+# out, so that a latency pass right after compact() or a CREATE INDEX
+# (gigabytes written, fsync off) does not share the disk with their
+# writeback; then INDEX read into the page cache (pg_prewarm's 'read' mode:
+# not into shared buffers), for every index alike.  Without that, the first
+# pass after an lsm ingest took 2-3x the later ones: the page cache no
+# longer held all of the index after the ingest's writes (its WAL, kept for
+# pg_waldump, and the merges') and VACUUM's pass over the table, and the
+# lookups read it from disk (doc/benchmarks.md).
 quiet_io() {
 	q "CHECKPOINT" >/dev/null
 	sync
+	[ "$PREWARM" = 1 ] || return 0
+	local t0=$EPOCHREALTIME
+	q "SELECT pg_prewarm('$1', 'read')" >/dev/null
+	csv_add "$RAW" reads 1 "$2" "$key" prewarm_ms "$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", (b - a) * 1000 }')"
 }
 # read_one QUERY TAG REP: one latency run of QUERY, recorded under TAG; on
 # an lsm index, for point lookups, also the filter probes and the run data
@@ -776,7 +792,7 @@ EOF
 	} >>"$OUT/reads_plans.txt"
 	local rep qn lat
 	PGB_OPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off"
-	[ -n "$CAP" ] || quiet_io
+	[ -n "$CAP" ] || quiet_io ing_k "$var"
 	for rep in $(seq 1 "$READ_REPS"); do
 		for qn in $READ_QUERIES; do
 			read_one "$qn" "$var" "$rep"
@@ -803,7 +819,7 @@ EOF
 		csv_add "$RAW" reads 1 "$var+compacted" "$key" compact_s "$((SECONDS - t0))"
 		csv_add "$RAW" reads 1 "$var+compacted" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
 		csv_add "$RAW" reads 1 "$var+compacted" "$key" memtable_entries 0
-		quiet_io
+		quiet_io ing_k "$var+compacted"
 		for rep in $(seq 1 "$READ_REPS"); do
 			for qn in $READ_QUERIES; do
 				read_one "$qn" "$var+compacted" "$rep"
@@ -826,7 +842,7 @@ EOF
 		q "$off EXPLAIN (COSTS OFF) SELECT count(*) FROM ing WHERE k = (SELECT k FROM probe WHERE i = 1)" |
 			grep -q "Index Only Scan using ing_b on ing" ||
 			lsm_die "the reads on the btree over $var's rows do not use it: $(q "$off EXPLAIN (COSTS OFF) SELECT count(*) FROM ing WHERE k = (SELECT k FROM probe WHERE i = 1)" | tr '\n' ' ')"
-		quiet_io
+		quiet_io ing_b "$var+btree"
 		for rep in $(seq 1 "$READ_REPS"); do
 			for qn in $READ_QUERIES; do
 				read_one "$qn" "$var+btree" "$rep"
