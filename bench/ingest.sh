@@ -715,6 +715,16 @@ read_one() {
 	fi
 }
 
+# read_passes TAG: READ_REPS passes of every query, recorded under TAG
+read_passes() {
+	local rep qn
+	for rep in $(seq 1 "$READ_REPS"); do
+		for qn in $READ_QUERIES; do
+			read_one "$qn" "$1" "$rep"
+		done
+	done
+}
+
 # levels_of TAG: the runs per level and each level's share of the entries
 levels_of() {
 	csv_add "$RAW" reads 1 "$1" "$key" levels "$(q "SELECT array_to_string(runs_per_level, '/') FROM lsm_am.index_summary('ing_k')")"
@@ -793,11 +803,7 @@ EOF
 	local rep qn lat
 	PGB_OPTIONS="-c enable_seqscan=off -c enable_bitmapscan=off"
 	[ -n "$CAP" ] || quiet_io ing_k "$var"
-	for rep in $(seq 1 "$READ_REPS"); do
-		for qn in $READ_QUERIES; do
-			read_one "$qn" "$var" "$rep"
-		done
-	done
+	read_passes "$var"
 	[ -z "$CAP" ] || io_pass "$key" "$var"
 	# Diagnostic: the same reads once more with the memtable empty, which
 	# separates the memtable's share of an lsm scan from the runs'.  (Not
@@ -820,11 +826,7 @@ EOF
 		csv_add "$RAW" reads 1 "$var+compacted" "$key" runs "$(q "SELECT runs FROM lsm_am.index_stats('ing_k')")"
 		csv_add "$RAW" reads 1 "$var+compacted" "$key" memtable_entries 0
 		quiet_io ing_k "$var+compacted"
-		for rep in $(seq 1 "$READ_REPS"); do
-			for qn in $READ_QUERIES; do
-				read_one "$qn" "$var+compacted" "$rep"
-			done
-		done
+		read_passes "$var+compacted"
 		# A btree on the same rows, the reference of the read targets.  The
 		# btree of (b) holds the rows it inserted in its DURATION, a quarter
 		# to a sixth of lsm's (its rows/s), so its lookups go down a smaller
@@ -843,11 +845,7 @@ EOF
 			grep -q "Index Only Scan using ing_b on ing" ||
 			lsm_die "the reads on the btree over $var's rows do not use it: $(q "$off EXPLAIN (COSTS OFF) SELECT count(*) FROM ing WHERE k = (SELECT k FROM probe WHERE i = 1)" | tr '\n' ' ')"
 		quiet_io ing_b "$var+btree"
-		for rep in $(seq 1 "$READ_REPS"); do
-			for qn in $READ_QUERIES; do
-				read_one "$qn" "$var+btree" "$rep"
-			done
-		done
+		read_passes "$var+btree"
 	fi
 	PGB_OPTIONS=
 	if [ "$COLD_READS" = 1 ]; then
