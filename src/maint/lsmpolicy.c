@@ -146,8 +146,9 @@ LsmPickFor(Relation index, const LsmMetaPageData *meta, LsmPick *pick)
  * level-1 base, at most LSM_PIECE_MAX_OVER times its target) divided by
  * this, so one piece of level L covers about 1/LSM_PIECES_PER_LEVEL of the
  * key space, and a merge of it into level L+1 rewrites about that share of
- * L+1 (plus a piece at each end): the file peaks at the live data plus about 2/16 of the last level,
- * where one run per level peaked at twice the last level.  Level 1 takes
+ * L+1 (plus a piece at each end): the file peaks at the live data plus
+ * about 2/16 of the last level, where one run per level peaked at twice the
+ * last level.  Level 1 takes
  * half as many (it swings between its target and twice that with every
  * merge from level 0, which takes all of it anyway).  More pieces: smaller
  * merges, more runs in the manifest (128 slots; the picker merges small
